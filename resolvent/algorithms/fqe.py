@@ -1,0 +1,121 @@
+"""Operator fitted-Q evaluation: the paper's Algorithm 1 with ``a' = pi(s')``.
+
+For a batch of transitions (s, a, s') and ALL training rewards at once (R of them),
+
+    y[r](s, a) = r(s, a) + gamma (1 - terminated) G_target[r](s', pi(s'))
+    L(theta)   = mean over batch and rewards of (G_theta[r](s, a) - y[r](s, a))^2
+
+Adam on theta, Polyak averaging of the target (alpha = tau). A time-limit truncation
+bootstraps; a termination does not. Rewards enter the network only via their encodings
+``enc`` (values at the reference points, or SF weights). The same update trains the
+successor features: their "rewards" are the basis functions and their encodings the identity.
+
+``update`` is one pure jitted step; ``train_chunk`` scans it over many steps; both vmap over
+seeds (a leading axis on the state and the key).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import Any, NamedTuple
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import optax
+
+
+@dataclass(frozen=True)
+class FQEConfig:
+    """Hyper-parameters of operator FQE (the paper's, where it gives them)."""
+
+    gamma: float = 0.99          # discount factor (the paper does not state it; 0.99 is usual)
+    lr: float = 1e-3             # Adam learning rate
+    tau: float = 0.005           # Polyak rate alpha of the target network
+    batch_size: int = 256        # transitions per step
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "FQEConfig":
+        known = {f.name for f in fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown FQE config keys {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**d)
+
+
+class OperatorData(NamedTuple):
+    """The offline data an operator trains on, already on device."""
+
+    x: jax.Array        # (n, dx) normalised (s, a)
+    xn: jax.Array       # (n, dx) normalised (s', pi(s'))
+    rewards: jax.Array  # (R, n) training rewards' values on every transition
+    done: jax.Array     # (n,) 1.0 where the transition terminated
+    xi: jax.Array       # (m, dx) normalised reference points
+    enc: jax.Array      # (R, e) encodings of the training rewards
+
+
+class TrainState(NamedTuple):
+    params: Any
+    target_params: Any
+    opt_state: Any
+    step: jax.Array
+
+
+def init(network: nn.Module, config: FQEConfig, key: jax.Array, data: OperatorData) -> TrainState:
+    """Fresh parameters (target = online) and Adam state."""
+    params = network.init(key, data.x[:1], data.xi, data.enc)
+    opt_state = optax.adam(config.lr).init(params)
+    return TrainState(params, params, opt_state, jnp.zeros((), jnp.int32))
+
+
+def loss(params, target_params, network: nn.Module, config: FQEConfig, data: OperatorData,
+         idx: jax.Array) -> jax.Array:
+    """Bellman loss of Algorithm 1 on the transitions ``idx`` (b,), all training rewards."""
+    x, xn = data.x[idx], data.xn[idx]                                   # (b, dx) (b, dx)
+    r = data.rewards[:, idx].T                                          # (b, R)
+    not_done = 1.0 - data.done[idx][:, None]                            # (b, 1)
+    g_next = network.apply(target_params, xn, data.xi, data.enc)        # (b, R)
+    y = jax.lax.stop_gradient(r + config.gamma * not_done * g_next)     # (b, R)
+    g = network.apply(params, x, data.xi, data.enc)                     # (b, R)
+    return jnp.mean((g - y) ** 2)
+
+
+def update(state: TrainState, data: OperatorData, key: jax.Array, network: nn.Module,
+           config: FQEConfig) -> tuple[TrainState, jax.Array]:
+    """One step: sample a batch, Adam on the Bellman loss, Polyak target update."""
+    n = data.x.shape[0]
+    idx = jax.random.randint(key, (config.batch_size,), 0, n)           # (b,)
+    value, grads = jax.value_and_grad(loss)(state.params, state.target_params, network,
+                                            config, data, idx)
+    updates, opt_state = optax.adam(config.lr).update(grads, state.opt_state, state.params)
+    params = optax.apply_updates(state.params, updates)
+    target = optax.incremental_update(params, state.target_params, config.tau)
+    return TrainState(params, target, opt_state, state.step + 1), value
+
+
+def train_chunk(state: TrainState, data: OperatorData, key: jax.Array, n_steps: int,
+                network: nn.Module, config: FQEConfig) -> tuple[TrainState, jax.Array]:
+    """``n_steps`` updates with ``lax.scan``; returns the new state and the mean loss."""
+    def body(s, k):
+        return update(s, data, k, network, config)
+
+    state, losses = jax.lax.scan(body, state, jax.random.split(key, n_steps))
+    return state, losses.mean()
+
+
+def make_trainer(network: nn.Module, config: FQEConfig, n_steps: int):
+    """``train(states, data, keys)`` jitted and vmapped over seeds (leading axis)."""
+    def one(state, data, key):
+        return train_chunk(state, data, key, n_steps, network, config)
+
+    return jax.jit(jax.vmap(one, in_axes=(0, None, 0)))
+
+
+def make_initializer(network: nn.Module, config: FQEConfig):
+    """``init(keys, data)`` vmapped over seeds."""
+    return jax.jit(jax.vmap(lambda k, d: init(network, config, k, d), in_axes=(0, None)))
+
+
+def make_predictor(network: nn.Module):
+    """``predict(params, x, xi, enc) -> (S, b, R)`` vmapped over seeds."""
+    return jax.jit(jax.vmap(lambda p, x, xi, e: network.apply(p, x, xi, e),
+                            in_axes=(0, None, None, None)))

@@ -1,0 +1,159 @@
+"""Offline datasets: building them (paper appendix, BCQ's protocol), Minari storage, loading.
+
+Three kinds per family: ``replay`` (the TD3 run's replay buffer, shipped with the package),
+``expert`` (behaviour = pi with p = 0.1) and ``medium`` (p = 0.3), at the paper's sizes. They
+are stored as Minari datasets ``resolvent/<family>/<kind>-v0`` in Minari's root
+(``$MINARI_DATASETS_PATH``, default ``~/.minari/datasets``), so ``minari.load_dataset`` reads
+them; the family's extra quantities are in the episodes' ``infos``.
+"""
+from __future__ import annotations
+
+import hashlib
+from importlib import resources
+from pathlib import Path
+
+import gymnasium as gym
+import jax.numpy as jnp
+import minari
+import numpy as np
+
+from resolvent.data.collect import behaviour_policy, collect_episodes, split_replay
+from resolvent.families import RewardFamily
+from resolvent.policies import Actor, load_target_policy, shipped_path
+
+KINDS = {"replay": None, "expert": 0.1, "medium": 0.3}   # kind -> random-action probability p
+
+Transitions = dict  # obs, action, next_obs (n, d); terminated, truncated (n,) bool; extras (n,)
+
+
+def check_kind(kind: str) -> None:
+    if kind not in KINDS:
+        raise ValueError(f"unknown dataset kind {kind!r}; known: {sorted(KINDS)}")
+
+
+def dataset_id(family: RewardFamily, kind: str, seed: int = 0) -> str:
+    check_kind(kind)
+    tag = kind if seed == 0 else f"{kind}-seed{seed}"
+    return f"resolvent/{family.name}/{tag}-v0"
+
+
+def policy_hash(actor: Actor) -> str:
+    h = hashlib.sha256()
+    for w, b in actor.layers:
+        h.update(np.ascontiguousarray(w).tobytes())
+        h.update(np.ascontiguousarray(b).tobytes())
+    return h.hexdigest()[:12]
+
+
+def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
+                   size: int | None = None) -> list[dict]:
+    """The episodes of one dataset kind, ``size`` transitions (default: the paper's)."""
+    check_kind(kind)
+    size = int(size or family.dataset_size)
+    if kind == "replay":
+        path = shipped_path(family.name, "-replay.npz")
+        if not Path(str(path)).is_file():
+            raise FileNotFoundError(f"no shipped TD3 replay buffer for {family.name} at {path}; "
+                                    f"run `resolvent target {family.name} --retrain`")
+        with np.load(str(path)) as z:
+            buffer = {k: z[k][-size:] for k in z.files}
+        episodes = split_replay(buffer, family)
+    else:
+        space = gym.make(family.env_id).action_space
+        rng = np.random.default_rng(seed)
+        policy = behaviour_policy(actor, space, KINDS[kind], family.sigma, rng)
+        episodes = collect_episodes(family, policy, size, seed, desc=f"{family.name} {kind}")
+    for ep in episodes:  # the base task's own reward, for Minari users
+        feats = episode_features(ep, family)
+        ep["rewards"] = np.asarray(family.reward(jnp.float32(family.original_param), feats), np.float32)
+    return episodes
+
+
+def episode_features(ep: dict, family: RewardFamily) -> Transitions:
+    obs = np.asarray(ep["observations"], np.float32)
+    out = {"obs": obs[:-1], "action": np.asarray(ep["actions"], np.float32), "next_obs": obs[1:],
+           "terminated": np.asarray(ep["terminations"], bool),
+           "truncated": np.asarray(ep["truncations"], bool)}
+    for k in family.extras:
+        out[k] = np.asarray(ep["infos"][k], np.float32)[1:]
+    return out
+
+
+def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict], actor: Actor):
+    from minari.data_collector import EpisodeBuffer
+
+    env = gym.make(family.env_id)
+    buffers = [EpisodeBuffer(id=i, observations=ep["observations"], actions=ep["actions"],
+                             rewards=ep["rewards"], terminations=ep["terminations"],
+                             truncations=ep["truncations"], infos=ep["infos"] or None)
+               for i, ep in enumerate(episodes)]
+    p = KINDS[kind]
+    how = ("TD3 replay buffer" if p is None
+           else f"behaviour = target policy, random action w.p. {p}, else N(0, ({family.sigma} a_max)^2)")
+    return minari.create_dataset_from_buffers(
+        dataset_id=dataset_id(family, kind, seed), buffer=buffers, env=env,
+        algorithm_name=f"resolvent target-policy {policy_hash(actor)}",
+        description=(f"{family.name} offline dataset '{kind}' ({how}), seed {seed}; "
+                     f"infos hold {list(family.extras)}"),
+        author="resolvent", code_permalink="https://pypi.org/project/resolvent/")
+
+
+def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Actor | None = None,
+                     rebuild: bool = False) -> Transitions:
+    """The dataset as flat transition arrays, building (and storing) it if needed."""
+    check_kind(kind)
+    actor = actor if actor is not None else load_target_policy(family.name)
+    did = dataset_id(family, kind, seed)
+    wanted = f"resolvent target-policy {policy_hash(actor)}"
+    ds = _try_load(did)
+    if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
+        minari.delete_dataset(did)
+        ds = None
+    if ds is None:
+        ds = save_minari(family, kind, seed, build_episodes(family, kind, actor, seed), actor)
+    return transitions_from_minari(ds, family)
+
+
+def _try_load(did: str):
+    try:
+        return minari.load_dataset(did)
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def transitions_from_minari(ds, family: RewardFamily) -> Transitions:
+    parts = []
+    for ep in ds.iterate_episodes():
+        parts.append(episode_features({"observations": ep.observations, "actions": ep.actions,
+                                       "terminations": ep.terminations,
+                                       "truncations": ep.truncations, "infos": ep.infos}, family))
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    validate_transitions(data, family, ds.observation_space.shape[0], ds.action_space.shape[0])
+    return data
+
+
+def validate_transitions(data: Transitions, family: RewardFamily, obs_dim: int, action_dim: int) -> None:
+    """Raise one ValueError naming the field that is missing, mis-shaped or not finite."""
+    need = {"obs": (obs_dim,), "action": (action_dim,), "next_obs": (obs_dim,),
+            "terminated": (), "truncated": ()}
+    need.update({k: () for k in family.extras})
+    n = None
+    for k, shape in need.items():
+        if k not in data:
+            raise ValueError(f"dataset lacks the field {k!r}")
+        v = np.asarray(data[k])
+        n = len(v) if n is None else n
+        if v.shape != (n,) + shape:
+            raise ValueError(f"dataset field {k!r} has shape {v.shape}, expected {(n,) + shape}")
+        if v.dtype != bool and not np.all(np.isfinite(v)):
+            bad = int(np.argwhere(~np.isfinite(v.reshape(n, -1)))[0, 0])
+            raise ValueError(f"dataset field {k!r} has a non-finite value (NaN or inf) at transition {bad}")
+    if n == 0:
+        raise ValueError("dataset is empty")
+
+
+def reference_indices(n: int, m: int, seed: int) -> np.ndarray:
+    """m reference points drawn once, without replacement, from n transitions."""
+    if m > n:
+        raise ValueError(f"m = {m} reference points but the dataset has only {n} transitions")
+    return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))

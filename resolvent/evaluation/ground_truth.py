@@ -1,0 +1,114 @@
+"""Monte-Carlo ground truth ``q_{pi,r}(y_i)`` for every reward of a family at once.
+
+``y_i = (s0_i, a0_i)``: s0 from the environment's initial-state distribution, a0 uniform in
+the action space. pi and the dynamics are deterministic, so one rollout per y_i serves every
+reward: we store the rollout's per-step quantities and evaluate rewards afterwards,
+
+    q_{pi,r}(y_i) = sum_{t < H} gamma^t r(x_t),    H = ceil(log(tol) / log(gamma)),
+
+ignoring the environment's time limit and stopping at a termination (absorbing, reward 0).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from resolvent.data.dataset import policy_hash
+from resolvent.families import RewardFamily
+from resolvent.paths import cache_dir
+from resolvent.policies import Actor
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Rollouts from n initial points: ``features`` (n, H, ...) and ``alive`` (n, H)."""
+
+    obs0: np.ndarray          # (n, ds) initial states
+    action0: np.ndarray       # (n, da) initial actions
+    features: dict            # per-step transition quantities, each (n, H, ...)
+    alive: np.ndarray         # (n, H) 1 while the episode has not terminated before step t
+    gamma: float
+
+    @property
+    def horizon(self) -> int:
+        return self.alive.shape[1]
+
+    def q(self, reward: Callable) -> np.ndarray:
+        """q_{pi,r}(y_i) for a reward callable over features: (n,)."""
+        n, h = self.alive.shape
+        flat = {k: jnp.asarray(v.reshape((n * h,) + v.shape[2:])) for k, v in self.features.items()}
+        r = np.asarray(reward(flat), np.float64).reshape(n, h)            # (n, H)
+        return (r * self.alive * self.gamma ** np.arange(h)).sum(axis=1)
+
+    def q_family(self, family: RewardFamily, params) -> np.ndarray:
+        """q for each family parameter: (R, n)."""
+        return np.stack([self.q(family.reward_callable(p)) for p in np.asarray(params)])
+
+
+def horizon(gamma: float, tol: float) -> int:
+    return int(math.ceil(math.log(tol) / math.log(gamma)))
+
+
+def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+                         tol: float = 1e-5, seed: int = 0) -> GroundTruth:
+    """Roll pi out from n initial (s0, a0), all in lockstep, for H steps."""
+    h = horizon(gamma, tol)
+    envs = [gym.make(family.env_id, max_episode_steps=h + 1) for _ in range(n)]
+    rng = np.random.default_rng(seed)
+    obs = np.stack([e.reset(seed=seed * 1_000_003 + 7919 * i + 1)[0] for i, e in enumerate(envs)])
+    space = envs[0].action_space
+    action = rng.uniform(space.low, space.high, size=(n,) + space.shape).astype(np.float32)
+    obs0, action0 = obs.copy(), action.copy()
+    ds, da = obs.shape[1], action.shape[1]
+    feats = {"obs": np.zeros((n, h, ds), np.float32), "action": np.zeros((n, h, da), np.float32),
+             "next_obs": np.zeros((n, h, ds), np.float32)}
+    feats.update({k: np.zeros((n, h), np.float32) for k in family.extras})
+    alive = np.zeros((n, h), np.float32)
+    live = np.ones(n, bool)
+    for t in tqdm(range(h), desc=f"ground truth {family.name}", leave=False, unit="step"):
+        if t > 0:
+            action = actor(obs)
+        alive[:, t] = live
+        feats["obs"][:, t], feats["action"][:, t] = obs, action
+        for i in np.flatnonzero(live):
+            o, _, term, _, info = envs[i].step(action[i])
+            feats["next_obs"][i, t] = o
+            for k in family.extras:
+                feats[k][i, t] = float(term) if k == "terminated" else info[k]
+            obs[i] = o
+            live[i] = not term
+        if not live.any():
+            break
+    return GroundTruth(obs0, action0, feats, alive, gamma)
+
+
+def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+                      tol: float = 1e-5, seed: int = 0) -> GroundTruth:
+    """The cached ground truth, or a fresh rollout stored in ``$RESOLVENT_HOME/ground_truth``."""
+    name = f"{family.name}-{policy_hash(actor)}-n{n}-g{gamma}-tol{tol}-seed{seed}.npz"
+    path = cache_dir("ground_truth") / name
+    if path.is_file():
+        try:
+            with np.load(path) as z:
+                feats = {k[2:]: z[k] for k in z.files if k.startswith("f_")}
+                return GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
+        except (OSError, ValueError, KeyError):
+            path.unlink()  # a corrupt cache is derived data: roll out again
+    gt = rollout_ground_truth(family, actor, n, gamma, tol, seed)
+    tmp = path.with_suffix(".tmp.npz")
+    np.savez_compressed(tmp, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
+                        **{f"f_{k}": v for k, v in gt.features.items()})
+    tmp.replace(path)
+    return gt
+
+
+def mse(pred: jax.Array, truth: jax.Array) -> jax.Array:
+    """Mean squared error over initial points, per reward: (R, n), (R, n) -> (R,)."""
+    return jnp.mean((pred - truth) ** 2, axis=-1)

@@ -1,0 +1,62 @@
+"""A reward family: a parametric set of rewards over stored transition quantities.
+
+Every member ``r(. | p)`` is a pure, vectorised, jit-able function of a *features* dict
+holding, for each transition, at least ``obs`` (n, ds), ``action`` (n, da), ``next_obs``
+(n, ds) and the family's extra quantities (``extras``, each (n,)). Rewards can therefore be
+evaluated on the whole dataset and on the reference points without the simulator.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+Features = Mapping[str, jax.Array]
+RewardFn = Callable[[jax.Array, Features], jax.Array]
+
+CORE_KEYS = ("obs", "action", "next_obs")
+
+
+@dataclass(frozen=True)
+class RewardFamily:
+    """A named family of rewards ``reward(param, features) -> (n,)`` with train/test ranges."""
+
+    name: str                                 # CLI name, e.g. "pendulum-angle"
+    env_id: str                               # Gymnasium id of the base environment
+    param_name: str                           # name of the scalar parameter, e.g. "theta0"
+    reward: RewardFn                          # r(param, features) -> (n,)
+    train_range: tuple[float, float]          # training rewards: param ~ U[train_range]
+    test_range: tuple[float, float]           # test rewards: param ~ U[test_range]
+    original_param: float                     # param whose reward is the base env's own task
+    extras: tuple[str, ...] = ()              # per-transition info keys stored besides s, a, s'
+    dataset_size: int = 20_000                # the paper's dataset size
+    sigma: float = 0.3                        # behaviour noise, relative to the action bound
+    td3_steps: int = 20_000                   # TD3 steps for the shipped target policy
+
+    @property
+    def feature_keys(self) -> tuple[str, ...]:
+        return CORE_KEYS + self.extras
+
+    def rewards(self, params: jax.Array, features: Features) -> jax.Array:
+        """All rewards of ``params`` (R,) on ``features``: (R, n)."""
+        return jax.vmap(self.reward, in_axes=(0, None))(jnp.asarray(params, jnp.float32), features)
+
+    def sample(self, key: jax.Array, n: int, split: str) -> jax.Array:
+        """``n`` parameters drawn uniformly from the ``split`` ("train" or "test") range."""
+        lo, hi = {"train": self.train_range, "test": self.test_range}[split]
+        return jax.random.uniform(key, (n,), minval=lo, maxval=hi)
+
+    def reward_callable(self, param: float) -> Callable[[Features], jax.Array]:
+        """The member ``r(. | param)`` as a one-argument callable over features."""
+        p = float(param)
+        return lambda features: self.reward(jnp.float32(p), features)
+
+    def check_features(self, features: Mapping[str, np.ndarray]) -> None:
+        """Raise ValueError naming the first missing or malformed quantity."""
+        missing = [k for k in self.feature_keys if k not in features]
+        if missing:
+            raise ValueError(f"{self.name}: transition features lack {missing}; "
+                             f"need {list(self.feature_keys)}")

@@ -1,0 +1,120 @@
+"""Operator networks ``G[r](x)``: the reward enters only through an encoding ``e`` of it.
+
+For the operator networks e = r(xi_1..xi_m), its values at m reference points; for the
+successor-features baseline e = w, the reward's weights on the basis (see ``algorithms/sf.py``).
+Every network maps x (b, dx), reference points xi (m, dx) and encodings e (R, m or d) to
+G (b, R): one column per reward.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+
+class MLP(nn.Module):
+    """ReLU multi-layer perceptron ``dx -> hidden... -> out``."""
+
+    hidden: Sequence[int]
+    out: int
+
+    @nn.compact
+    def __call__(self, x):
+        for h in self.hidden:
+            x = nn.relu(nn.Dense(h)(x))
+        return nn.Dense(self.out)(x)
+
+
+class AttentionOperator(nn.Module):
+    """Attention operator (paper Eq. "attention design"):
+
+        G[r](x) = 1/(1-gamma) sum_j softmax_j(f(xi_j)^T g(x)) r(xi_j)
+
+    Linear and monotone in r, and G[c] = c/(1-gamma), exactly, by construction.
+    """
+
+    gamma: float = 0.99
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+
+    @nn.compact
+    def __call__(self, x, xi, r_xi):
+        fx = MLP(self.hidden, self.features, name="f")(xi)           # (m, F)
+        gx = MLP(self.hidden, self.features, name="g")(x)            # (b, F)
+        w = jax.nn.softmax(gx @ fx.T, axis=-1)                       # (b, m)
+        return w @ r_xi.T / (1.0 - self.gamma)                       # (b, R)
+
+
+class LinearOperator(nn.Module):
+    """Linear-decomposition operator (paper Eq. "linear design", appendix O(b+m) form):
+
+        G[r](x) = 1/(1-gamma) g(x)^T (1/m sum_j r(xi_j) f(xi_j))
+
+    The 1/m is a fixed scale, so an untrained network starts near 0; the reward's summary
+    ``sum_j r(xi_j) f(xi_j)`` is computed once, O(m), and reused for the batch, O(b).
+    """
+
+    gamma: float = 0.99
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+
+    @nn.compact
+    def __call__(self, x, xi, r_xi):
+        fx = MLP(self.hidden, self.features, name="f")(xi)           # (m, F)
+        gx = MLP(self.hidden, self.features, name="g")(x)            # (b, F)
+        summary = r_xi @ fx / fx.shape[0]                            # (R, F)
+        return gx @ summary.T / (1.0 - self.gamma)                   # (b, R)
+
+
+class VanillaOperator(nn.Module):
+    """Vanilla DeepONet (Lu et al. 2019; paper Eq. "general purpose design"):
+
+        G[r](x) = phi(r(xi_1..xi_m))^T psi(x) + b
+
+    a branch net phi over the reward's values and a trunk net psi over x.
+    """
+
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+
+    @nn.compact
+    def __call__(self, x, xi, r_xi):
+        branch = MLP(self.hidden, self.features, name="branch")(r_xi)   # (R, F)
+        trunk = MLP(self.hidden, self.features, name="trunk")(x)        # (b, F)
+        bias = self.param("bias", nn.initializers.zeros, ())
+        return trunk @ branch.T + bias                                   # (b, R)
+
+
+class SuccessorFeatures(nn.Module):
+    """Successor features psi(x) (d outputs) for a basis phi (Barreto et al. 2017):
+
+        q_w(x) = w^T psi(x),   psi(x) = phi(x) + gamma P_pi psi(x)
+
+    Here the "encoding" of a reward is its weight vector w (R, d); xi is unused.
+    """
+
+    n_basis: int = 32
+    hidden: Sequence[int] = (256, 256)
+
+    @nn.compact
+    def __call__(self, x, xi, w):
+        psi = MLP(self.hidden, self.n_basis, name="psi")(x)          # (b, d)
+        return psi @ w.T                                             # (b, R)
+
+
+NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
+            "vanilla": VanillaOperator, "sf": SuccessorFeatures}
+
+
+def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int):
+    """The network of ``method`` with the experiment's sizes."""
+    if method not in NETWORKS:
+        raise ValueError(f"unknown method {method!r}; known: {sorted(NETWORKS)}")
+    hidden = tuple(hidden)
+    if method in ("attention", "linear"):
+        return NETWORKS[method](gamma=gamma, hidden=hidden, features=features)
+    if method == "vanilla":
+        return VanillaOperator(hidden=hidden, features=features)
+    return SuccessorFeatures(n_basis=n_basis, hidden=hidden)

@@ -1,0 +1,88 @@
+"""The target policy pi as a pure JAX function, from shipped actor weights.
+
+The actor is TD3's deterministic MLP (sbx layout): ``a = low + (tanh(MLP(s)) + 1) (high - low) / 2``
+with ReLU hidden layers. Weights ship in ``resolvent/policies/weights/<family>.npz``.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+WEIGHTS = resources.files("resolvent.policies") / "weights"
+
+
+@dataclass(frozen=True)
+class Actor:
+    """A deterministic actor: ``layers`` [(W, b), ...], action bounds ``low``/``high``."""
+
+    layers: tuple[tuple[np.ndarray, np.ndarray], ...]
+    low: np.ndarray
+    high: np.ndarray
+
+    @property
+    def obs_dim(self) -> int:
+        return self.layers[0][0].shape[0]
+
+    @property
+    def action_dim(self) -> int:
+        return self.layers[-1][0].shape[1]
+
+    def params(self):
+        return [(jnp.asarray(w), jnp.asarray(b)) for w, b in self.layers]
+
+    def __call__(self, obs) -> np.ndarray:
+        """Actions for a batch of observations (n, ds) -> (n, da), as numpy."""
+        return np.asarray(act(self.params(), jnp.asarray(self.low), jnp.asarray(self.high),
+                              jnp.asarray(obs, jnp.float32)))
+
+    def save(self, path: Path, meta: dict | None = None) -> None:
+        arrays = {"low": self.low, "high": self.high}
+        for i, (w, b) in enumerate(self.layers):
+            arrays[f"W{i}"], arrays[f"b{i}"] = w, b
+        np.savez(path, **arrays)
+        if meta is not None:
+            Path(path).with_suffix(".json").write_text(json.dumps(meta, indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path) -> "Actor":
+        with np.load(path) as z:
+            n = sum(1 for k in z.files if k.startswith("W"))
+            layers = tuple((z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32))
+                           for i in range(n))
+            return cls(layers, z["low"].astype(np.float32), z["high"].astype(np.float32))
+
+
+@jax.jit
+def act(params, low, high, obs):
+    """pi(s): obs (n, ds) -> actions (n, da)."""
+    h = obs
+    for w, b in params[:-1]:
+        h = jax.nn.relu(h @ w + b)                              # (n, hidden)
+    w, b = params[-1]
+    a = jnp.tanh(h @ w + b)                                     # (n, da) in [-1, 1]
+    return low + (a + 1.0) * 0.5 * (high - low)
+
+
+def shipped_path(family_name: str, suffix: str = ".npz"):
+    return WEIGHTS / f"{family_name}{suffix}"
+
+
+def load_target_policy(family_name: str, path: str | Path | None = None) -> Actor:
+    """The target policy of a family: the shipped actor, or the one at ``path``."""
+    p = Path(path) if path is not None else shipped_path(family_name)
+    if not Path(p).is_file():
+        raise FileNotFoundError(
+            f"no target policy for {family_name!r} at {p}; train one with "
+            f"`resolvent target {family_name} --retrain` (needs `pip install resolvent[train]`)")
+    return Actor.load(p)
+
+
+def target_policy_info(family_name: str) -> dict:
+    p = shipped_path(family_name, ".json")
+    return json.loads(Path(p).read_text()) if Path(p).is_file() else {}
