@@ -9,12 +9,14 @@ them; the family's extra quantities are in the episodes' ``infos``.
 from __future__ import annotations
 
 import hashlib
+import shutil
 from importlib import resources
 from pathlib import Path
 
 import gymnasium as gym
 import jax.numpy as jnp
 import minari
+from minari.storage.datasets_root_dir import get_dataset_path
 import numpy as np
 
 from resolvent.data.collect import behaviour_policy, collect_episodes, split_replay
@@ -110,14 +112,29 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
         minari.delete_dataset(did)
         ds = None
     if ds is None:
-        ds = save_minari(family, kind, seed, build_episodes(family, kind, actor, seed), actor)
+        episodes = build_episodes(family, kind, actor, seed)
+        try:
+            ds = save_minari(family, kind, seed, episodes, actor)
+        except BaseException:
+            _remove(did)  # never leave a half-written dataset behind
+            raise
     return transitions_from_minari(ds, family)
 
 
+def _remove(did: str) -> None:
+    path = get_dataset_path(did)
+    if path.exists():
+        shutil.rmtree(path)
+
+
 def _try_load(did: str):
+    """The stored dataset, or None; a half-written one (no readable metadata) is removed."""
+    if not get_dataset_path(did).exists():
+        return None
     try:
         return minari.load_dataset(did)
-    except (FileNotFoundError, ValueError):
+    except Exception:  # noqa: BLE001 - unreadable: derived data, rebuilt from the package
+        _remove(did)
         return None
 
 

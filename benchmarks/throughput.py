@@ -1,0 +1,128 @@
+"""Update-step throughput of every operator network, against a plain PyTorch reference.
+
+    python benchmarks/throughput.py [--dx 4] [--steps 200] [--reps 5] [--seeds 1]
+
+Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, Pendulum
+dimensions (dx = 3 + 1). Prints one JSON line per network (``method``, ``steps_per_s``), the
+machine's float32 matmul rate measured in the same run, the attention step's FLOP count and
+its fraction of that rate, and, when torch is installed, the PyTorch eager reference
+(``../shared/bench/torch_reference.py``) run in the same run with the ratio to it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+
+from resolvent.algorithms import FQEConfig, OperatorData, identity_encodings, make_initializer, make_trainer
+from resolvent.operators import make_network
+
+B, M, R, HIDDEN, FEATURES = 256, 128, 32, (256, 256), 64
+REFERENCE = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "torch_reference.py"
+
+
+def mlp_flops(rows: int, sizes: list[int], input_grad: bool) -> tuple[int, int]:
+    """(forward, backward) FLOPs of a dense MLP on ``rows`` rows."""
+    fwd = sum(2 * rows * a * b for a, b in zip(sizes[:-1], sizes[1:]))
+    # backward: weight grads for every layer, input grads for all but (optionally) the first
+    bwd = 2 * fwd - (0 if input_grad else 2 * rows * sizes[0] * sizes[1])
+    return fwd, bwd
+
+
+def attention_step_flops(dx: int, b: int = B, m: int = M, r: int = R) -> int:
+    """FLOPs of one attention-operator FQE step (online fwd+bwd, target fwd; matmuls only)."""
+    sizes = [dx, *HIDDEN, FEATURES]
+    f_fwd, f_bwd = mlp_flops(m, sizes, False)
+    g_fwd, g_bwd = mlp_flops(b, sizes, False)
+    head = 2 * b * m * FEATURES + 2 * b * m * r          # logits, weights @ rewards
+    online = f_fwd + g_fwd + head + f_bwd + g_bwd + 2 * head
+    target = f_fwd + g_fwd + head
+    return online + target
+
+
+def matmul_rate(n: int = 1024, reps: int = 20) -> float:
+    """Sustained float32 matmul FLOP/s of this machine through XLA."""
+    a = jax.random.normal(jax.random.PRNGKey(0), (n, n), jnp.float32)
+    f = jax.jit(lambda a: a @ a)
+    f(a).block_until_ready()
+    rates = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            out = f(a)
+        out.block_until_ready()
+        rates.append(2 * n**3 * reps / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int) -> float:
+    """Median optimiser steps per second (per seed-step, summed over vmapped seeds)."""
+    key = jax.random.PRNGKey(0)
+    k = jax.random.split(key, 8)
+    n = 20_000
+    enc = identity_encodings(R) if method == "sf" else jax.random.normal(k[0], (R, M))
+    data = OperatorData(x=jax.random.normal(k[1], (n, dx)), xn=jax.random.normal(k[2], (n, dx)),
+                        rewards=jax.random.normal(k[3], (R, n)), done=jnp.zeros(n),
+                        xi=jax.random.normal(k[4], (M, dx)), enc=enc)
+    network = make_network(method, 0.99, HIDDEN, FEATURES, R)
+    config = FQEConfig(batch_size=B)
+    keys = jax.random.split(k[5], seeds)
+    state = make_initializer(network, config)(keys, data)
+    train = make_trainer(network, config, steps)
+    state, loss = train(state, data, keys)
+    loss.block_until_ready()
+    rates = []
+    for i in range(reps):
+        keys = jax.random.split(jax.random.PRNGKey(i + 1), seeds)
+        t0 = time.perf_counter()
+        state, loss = train(state, data, keys)
+        loss.block_until_ready()
+        rates.append(steps * seeds / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def torch_reference(dx: int) -> float | None:
+    if not REFERENCE.is_file():
+        return None
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return None
+    out = subprocess.run([sys.executable, str(REFERENCE), "--dx", str(dx), "--rewards", str(R)],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])["steps_per_s"]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dx", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=200)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--methods", default="attention,linear,vanilla,sf")
+    args = ap.parse_args()
+    rate = matmul_rate()
+    flops = attention_step_flops(args.dx)
+    reference = torch_reference(args.dx)
+    for method in args.methods.split(","):
+        sps = bench_method(method, args.dx, args.steps, args.reps, args.seeds)
+        row = {"method": method, "steps_per_s": round(sps, 1), "dx": args.dx, "seeds": args.seeds}
+        if method == "attention":
+            row.update({"step_gflop": round(flops / 1e9, 4),
+                        "machine_matmul_gflops": round(rate / 1e9, 1),
+                        "fraction_of_matmul_rate": round(sps * flops / rate, 3)})
+            if reference is not None:
+                row.update({"torch_eager_steps_per_s": reference,
+                            "ratio_to_torch": round(sps / reference, 2)})
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,165 @@
+"""``OperatorModel``: a trained operator for inference, apart from the trainer.
+
+Given ANY reward, as a callable over the stored transition quantities (a dict with ``obs``,
+``action``, ``next_obs`` and the family's extras, one row per transition) returning one value
+per transition, the model returns the target policy's Q-values with no training:
+
+    model = resolvent.load(run_dir, method="attention")
+    q = model.q_values(lambda f: jnp.cos(jnp.arctan2(f["obs"][:, 1], f["obs"][:, 0])), obs, act)
+
+The reward is evaluated at the m reference points (operator networks) or, for successor
+features, on the fit points whose ridge regression gives its weights.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import flax.serialization
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from resolvent.algorithms.sf import ridge_weights
+from resolvent.families import get_family
+from resolvent.operators import make_network
+
+Reward = Callable[[dict], jax.Array]
+
+
+class CheckpointError(RuntimeError):
+    """A saved model or checkpoint that cannot be read."""
+
+
+def evaluate_reward(reward: Reward, features: dict, what: str) -> jax.Array:
+    """``reward(features)`` checked to be finite with one value per transition: (n,)."""
+    n = len(next(iter(features.values())))
+    try:
+        values = jnp.asarray(reward({k: jnp.asarray(v) for k, v in features.items()}), jnp.float32)
+    except KeyError as e:
+        raise ValueError(f"reward callable asked for {e}, which the {what} do not store; "
+                         f"available: {sorted(features)}") from None
+    if values.shape != (n,):
+        raise ValueError(f"reward callable returned shape {tuple(values.shape)} on {n} {what}; "
+                         f"expected ({n},), one value per transition")
+    if not bool(jnp.all(jnp.isfinite(values))):
+        raise ValueError(f"reward callable returned non-finite values on the {what}")
+    return values
+
+
+@dataclass
+class OperatorModel:
+    """A trained operator ``G[r](s, a)`` (all seeds) with what it needs to encode rewards."""
+
+    method: str
+    family: str
+    gamma: float
+    arch: dict                  # hidden, features, n_basis
+    params: dict                # network parameters, leading axis = seed
+    xi_features: dict           # raw transition quantities at the m reference points
+    x_mean: np.ndarray          # (dx,) input normalisation
+    x_std: np.ndarray           # (dx,)
+    fit_features: dict | None = None   # SF: transition quantities at the fit points
+    basis: np.ndarray | None = None    # SF: (d, n_fit) training rewards on the fit points
+    ridge: float = 1e-3
+
+    def __post_init__(self):
+        self.network = make_network(self.method, self.gamma, self.arch["hidden"],
+                                    self.arch["features"], self.arch["n_basis"])
+        self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
+
+    @property
+    def n_seeds(self) -> int:
+        return int(jax.tree_util.tree_leaves(self.params)[0].shape[0])
+
+    def normalise(self, obs, actions) -> jax.Array:
+        x = jnp.concatenate([jnp.asarray(obs, jnp.float32), jnp.asarray(actions, jnp.float32)], -1)
+        return (x - self.x_mean) / self.x_std
+
+    @property
+    def xi(self) -> jax.Array:
+        return self.normalise(self.xi_features["obs"], self.xi_features["action"])
+
+    def encode(self, rewards: list[Reward]) -> jax.Array:
+        """Encodings (R, m) of reward callables: values at the reference points, or SF weights."""
+        if self.method == "sf":
+            vals = jnp.stack([evaluate_reward(r, self.fit_features, "fit points") for r in rewards])
+            return ridge_weights(jnp.asarray(self.basis), vals, self.ridge)
+        return jnp.stack([evaluate_reward(r, self.xi_features, "reference points") for r in rewards])
+
+    def q_from_encodings(self, enc: jax.Array, obs, actions) -> jax.Array:
+        """G[r](s, a) for encoded rewards: (S, b, R)."""
+        obs, actions = np.asarray(obs, np.float32), np.asarray(actions, np.float32)
+        ds, da = self.xi_features["obs"].shape[1], self.xi_features["action"].shape[1]
+        if obs.ndim != 2 or obs.shape[1] != ds:
+            raise ValueError(f"observations must have shape (b, {ds}), got {obs.shape}")
+        if actions.ndim != 2 or actions.shape != (len(obs), da):
+            raise ValueError(f"actions must have shape ({len(obs)}, {da}), got {actions.shape}")
+        return self._apply(self.params, self.normalise(obs, actions), self.xi, enc)
+
+    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0) -> np.ndarray:
+        """Q-values of the target policy for ``reward`` at (observations, actions).
+
+        Returns (b,) for one network seed, or (S, b) for all with ``seed=None``.
+        """
+        q = np.asarray(self.q_from_encodings(self.encode([reward]), observations, actions))[..., 0]
+        if seed is None:
+            return q
+        if not 0 <= seed < self.n_seeds:
+            raise ValueError(f"seed index {seed} out of range: this model has {self.n_seeds} seeds")
+        return q[seed]
+
+    def family_reward(self, param: float) -> Reward:
+        """The member of this model's family with parameter ``param``."""
+        return get_family(self.family).reward_callable(param)
+
+    # ---- persistence -------------------------------------------------------------------
+    def save(self, directory: str | Path) -> None:
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        meta = {"method": self.method, "family": self.family, "gamma": self.gamma,
+                "arch": self.arch, "ridge": self.ridge}
+        arrays = {"x_mean": self.x_mean, "x_std": self.x_std,
+                  **{f"xi_{k}": np.asarray(v) for k, v in self.xi_features.items()}}
+        if self.fit_features is not None:
+            arrays.update({f"fit_{k}": np.asarray(v) for k, v in self.fit_features.items()})
+            arrays["basis"] = np.asarray(self.basis)
+        _atomic_write(d / f"{self.method}.npz", lambda p: np.savez(p, **arrays))
+        _atomic_write(d / f"{self.method}.params", lambda p: Path(p).write_bytes(
+            flax.serialization.msgpack_serialize(jax.tree_util.tree_map(np.asarray, self.params))))
+        _atomic_write(d / f"{self.method}.json", lambda p: Path(p).write_text(json.dumps(meta, indent=2)))
+
+    @classmethod
+    def load(cls, directory: str | Path, method: str) -> "OperatorModel":
+        d = Path(directory)
+        if not (d / f"{method}.json").is_file():
+            have = sorted(p.stem for p in d.glob("*.json")) if d.is_dir() else []
+            raise FileNotFoundError(f"no trained {method!r} model in {d}; available: {have}")
+        try:
+            meta = json.loads((d / f"{method}.json").read_text())
+            with np.load(d / f"{method}.npz") as z:
+                arrays = {k: z[k] for k in z.files}
+            params = flax.serialization.msgpack_restore((d / f"{method}.params").read_bytes())
+        except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
+            raise CheckpointError(f"the saved {method!r} model in {d} is corrupt or incomplete "
+                                  f"({type(e).__name__}: {e}); retrain it") from None
+        pick = lambda prefix: {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}  # noqa: E731
+        meta["arch"]["hidden"] = tuple(meta["arch"]["hidden"])
+        return cls(method=meta["method"], family=meta["family"], gamma=meta["gamma"],
+                   arch=meta["arch"], params=params, xi_features=pick("xi_"),
+                   x_mean=arrays["x_mean"], x_std=arrays["x_std"],
+                   fit_features=pick("fit_") or None, basis=arrays.get("basis"),
+                   ridge=meta.get("ridge", 1e-3))
+
+
+def _atomic_write(path: Path, write) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    write(tmp)
+    Path(str(tmp) + ".npz").replace(path) if Path(str(tmp) + ".npz").exists() else tmp.replace(path)
+
+
+def load(run_dir: str | Path, method: str = "attention") -> OperatorModel:
+    """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory."""
+    return OperatorModel.load(Path(run_dir) / "models", method)
