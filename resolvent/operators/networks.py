@@ -30,9 +30,11 @@ class MLP(nn.Module):
 class AttentionOperator(nn.Module):
     """Attention operator (paper Eq. "attention design"):
 
-        G[r](x) = 1/(1-gamma) sum_j softmax_j(f(xi_j)^T g(x)) r(xi_j)
+        G[r](x) = 1/(1-gamma) sum_j softmax_j(f(xi_j)^T g(x) / sqrt(F)) r(xi_j)
 
-    Linear and monotone in r, and G[c] = c/(1-gamma), exactly, by construction.
+    Linear and monotone in r, and G[c] = c/(1-gamma), exactly, by construction. The
+    1/sqrt(F) is the usual scaled dot product (a fixed reparametrisation of f): without it
+    the untrained softmax is nearly one-hot and training stalls far from the truth.
     """
 
     gamma: float = 0.99
@@ -43,7 +45,7 @@ class AttentionOperator(nn.Module):
     def __call__(self, x, xi, r_xi):
         fx = MLP(self.hidden, self.features, name="f")(xi)           # (m, F)
         gx = MLP(self.hidden, self.features, name="g")(x)            # (b, F)
-        w = jax.nn.softmax(gx @ fx.T, axis=-1)                       # (b, m)
+        w = jax.nn.softmax(gx @ fx.T / jnp.sqrt(self.features), axis=-1)   # (b, m)
         return w @ r_xi.T / (1.0 - self.gamma)                       # (b, R)
 
 
