@@ -81,7 +81,8 @@ def episode_features(ep: dict, family: RewardFamily) -> Transitions:
     return out
 
 
-def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict], actor: Actor):
+def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict], actor: Actor,
+                dataset_name: str | None = None):
     from minari.data_collector import EpisodeBuffer
 
     env = gym.make(family.env_id)
@@ -93,11 +94,11 @@ def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict]
     how = ("TD3 replay buffer" if p is None
            else f"behaviour = target policy, random action w.p. {p}, else N(0, ({family.sigma} a_max)^2)")
     return minari.create_dataset_from_buffers(
-        dataset_id=dataset_id(family, kind, seed), buffer=buffers, env=env,
+        dataset_id=dataset_name or dataset_id(family, kind, seed), buffer=buffers, env=env, eval_env=env,
         algorithm_name=f"resolvent target-policy {policy_hash(actor)}",
         description=(f"{family.name} offline dataset '{kind}' ({how}), seed {seed}; "
                      f"infos hold {list(family.extras)}"),
-        author="resolvent", code_permalink="https://pypi.org/project/resolvent/")
+        author="resolvent", author_email="resolvent@users.noreply.github.com", code_permalink="https://pypi.org/project/resolvent/")
 
 
 def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Actor | None = None,

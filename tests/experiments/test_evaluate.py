@@ -1,0 +1,113 @@
+import json
+
+import numpy as np
+import pytest
+
+from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.model import CheckpointError
+
+TINY = dict(steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
+            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3,
+            methods=("attention", "vanilla"))
+
+
+def metrics(path):
+    return [(r["method"], r["seed"], r["step"], r["train_mse"], r["test_mse"])
+            for r in RunDir(path).read_metrics()]
+
+
+def test_run_writes_everything(tmp_path):
+    res = run_evaluate(EvaluateConfig(**TINY), tmp_path)
+    assert set(res["methods"]) == {"attention", "vanilla"}
+    for m in res["methods"].values():
+        assert len(m["train_mse"]) == len(m["test_mse"]) == 2 and m["steps"] == 40
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["family"] == "pendulum-angle" and saved["dataset"] == "expert"
+    assert json.loads((tmp_path / "config.json").read_text())["steps"] == 40
+    assert (tmp_path / "mse.png").stat().st_size > 10_000
+    rows = RunDir(tmp_path).read_metrics()
+    assert {r["step"] for r in rows} == {0, 10, 20, 30, 40}
+    with pytest.raises(FileExistsError, match="--resume"):
+        run_evaluate(EvaluateConfig(**TINY), tmp_path)
+
+
+def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path):
+    run_evaluate(EvaluateConfig(**TINY), tmp_path / "a", plot=False)
+    run_evaluate(EvaluateConfig(**TINY), tmp_path / "b", plot=False)
+    run_evaluate(EvaluateConfig(**{**TINY, "seed": 1}), tmp_path / "c", plot=False)
+    assert metrics(tmp_path / "a") == metrics(tmp_path / "b")
+    assert metrics(tmp_path / "a") != metrics(tmp_path / "c")
+    # the two seeds of one run differ from each other
+    rows = [r for r in metrics(tmp_path / "a") if r[2] == 40 and r[0] == "attention"]
+    assert rows[0][3] != rows[1][3]
+
+
+def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
+    run_evaluate(EvaluateConfig(**TINY), tmp_path / "full", plot=False)
+    calls = {"n": 0}
+    original = RunDir.save_checkpoint
+
+    def dying(self, method, tree):
+        original(self, method, tree)
+        calls["n"] += 1
+        if calls["n"] == 3:  # attention finished, vanilla killed halfway
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "save_checkpoint", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", plot=False)
+    monkeypatch.setattr(RunDir, "save_checkpoint", original)
+    run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", resume=True, plot=False)
+    assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
+
+
+def test_corrupt_checkpoint_is_reported_and_kept(tmp_path, monkeypatch):
+    run = RunDir(tmp_path)
+    original = RunDir.save_checkpoint
+
+    def once(self, method, tree):
+        original(self, method, tree)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "save_checkpoint", once)
+    with pytest.raises(KeyboardInterrupt):
+        run_evaluate(EvaluateConfig(**TINY), tmp_path, plot=False)
+    monkeypatch.setattr(RunDir, "save_checkpoint", original)
+    ckpt = run.checkpoint_path("attention")
+    ckpt.write_bytes(b"not a checkpoint")
+    before = run.metrics_path.read_text()
+    with pytest.raises(CheckpointError, match="attention.ckpt is corrupt"):
+        run_evaluate(EvaluateConfig(**TINY), tmp_path, resume=True, plot=False)
+    assert ckpt.read_bytes() == b"not a checkpoint" and run.metrics_path.read_text() == before
+
+
+def test_bad_config_is_rejected():
+    with pytest.raises(ValueError, match="unknown method 'transformer'"):
+        EvaluateConfig(methods=("transformer",))
+    with pytest.raises(ValueError, match="unknown dataset kind 'random'"):
+        EvaluateConfig(dataset="random")
+    with pytest.raises(ValueError, match="unknown reward family"):
+        EvaluateConfig(family="walker")
+    with pytest.raises(ValueError, match=r"unknown config keys \['lr_decay'\]"):
+        EvaluateConfig.from_dict({"lr_decay": 1})
+    with pytest.raises(ValueError, match="steps must be >= 1"):
+        EvaluateConfig(steps=0)
+
+
+def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatch):
+    import resolvent.experiments.evaluate as ev
+
+    real = ev.load_transitions
+
+    def poisoned(*a, **k):
+        data = real(*a, **k)
+        data["obs"] = data["obs"].copy()
+        data["obs"][7, 0] = np.nan
+        from resolvent.data import validate_transitions
+        validate_transitions(data, ev.get_family("pendulum-angle"), 3, 1)
+        return data
+
+    monkeypatch.setattr(ev, "load_transitions", poisoned)
+    with pytest.raises(ValueError, match="'obs' has a non-finite value .* transition 7"):
+        run_evaluate(EvaluateConfig(**TINY), tmp_path / "nan")
+    assert not (tmp_path / "nan" / "config.json").exists()

@@ -1,0 +1,77 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from resolvent.cli import main
+
+TINY = ["--steps", "20", "--log-every", "10", "--checkpoint-every", "10", "--seeds", "1", "--m", "16"]
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "run"
+    res = CliRunner().invoke(main, ["evaluate", "pendulum-angle", "--dataset", "medium",
+                                    "--methods", "attention,linear,vanilla,sf", *TINY, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "attention" in res.output and "test MSE" in res.output
+    return out
+
+
+def test_evaluate_outputs(run_dir):
+    res = json.loads((run_dir / "results.json").read_text())
+    assert res["dataset"] == "medium" and set(res["methods"]) == {"attention", "linear", "vanilla", "sf"}
+    assert (run_dir / "mse.png").exists() and (run_dir / "metrics.jsonl").exists()
+
+
+def test_resume_a_finished_run_is_a_no_op(run_dir):
+    before = (run_dir / "metrics.jsonl").read_text()
+    res = CliRunner().invoke(main, ["evaluate", "--out", str(run_dir), "--resume"])
+    assert res.exit_code == 0, res.output
+    assert (run_dir / "metrics.jsonl").read_text() == before
+
+
+def test_q_prints_predictions_and_truth(run_dir):
+    res = CliRunner().invoke(main, ["q", str(run_dir), "--theta0", "0.7", "--points", "3"])
+    assert res.exit_code == 0, res.output
+    assert "Monte-Carlo truth" in res.output and "MSE over all 64" in res.output
+    bad = CliRunner().invoke(main, ["q", str(run_dir), "--v-target", "1.0"])
+    assert bad.exit_code == 2 and "not a parameter of pendulum-angle" in bad.output
+
+
+def test_plot_dataset_and_target():
+    runner = CliRunner()
+    res = runner.invoke(main, ["dataset", "pendulum-angle", "--kind", "replay"])
+    assert res.exit_code == 0 and "20000 transitions" in res.output
+    res = runner.invoke(main, ["target", "pendulum-angle"])
+    assert res.exit_code == 0, res.output
+    info = json.loads(res.output)
+    assert info["average_return_now"] > -400  # a swing-up policy; random is about -1200
+
+
+def test_plot(run_dir):
+    res = CliRunner().invoke(main, ["plot", str(run_dir)])
+    assert res.exit_code == 0 and "mse.png" in res.output
+
+
+def test_bad_input_gets_one_clear_error(tmp_path):
+    runner = CliRunner()
+    res = runner.invoke(main, ["evaluate", "walker", *TINY])
+    assert res.exit_code == 2 and "walker" in res.output
+    res = runner.invoke(main, ["evaluate", "pendulum-angle", "--methods", "transformer", *TINY,
+                               "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "unknown method 'transformer'" in res.output
+    res = runner.invoke(main, ["evaluate", "pendulum-angle", "--dataset", "random", *TINY,
+                               "--out", str(tmp_path / "y")])
+    assert res.exit_code == 2 and "unknown dataset kind 'random'" in res.output
+    res = runner.invoke(main, ["evaluate", "--resume"])
+    assert res.exit_code == 2 and "--resume needs --out" in res.output
+
+
+def test_target_retrain_runs_td3(tmp_path):
+    pytest.importorskip("sbx")
+    res = CliRunner().invoke(main, ["target", "pendulum-angle", "--retrain", "--steps", "300",
+                                    "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "pendulum-angle.npz").exists() and (tmp_path / "pendulum-angle-replay.npz").exists()
+    assert json.loads((tmp_path / "pendulum-angle.json").read_text())["td3_steps"] == 300

@@ -1,0 +1,68 @@
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import resolvent
+from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.model import CheckpointError
+
+TINY = dict(steps=20, log_every=10, checkpoint_every=10, seeds=2, m=16, n_initial=4,
+            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run")
+    run_evaluate(EvaluateConfig(methods=("attention", "sf"), **TINY), out, plot=False)
+    return out
+
+
+def test_zero_shot_q_values_for_any_reward(run_dir):
+    model = resolvent.load(run_dir, method="attention")
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    q_family = model.q_values(model.family_reward(0.7), obs, act)
+    cos_theta = lambda f: jnp.cos(jnp.arctan2(f["obs"][:, 1], f["obs"][:, 0]))  # noqa: E731
+    q_cos = model.q_values(cos_theta, obs, act)
+    assert q_family.shape == q_cos.shape == (2,)
+    assert np.all(q_cos <= 1 / (1 - 0.99) + 1e-3) and np.all(q_cos >= -1 / (1 - 0.99) - 1e-3)
+    assert model.q_values(cos_theta, obs, act, seed=None).shape == (2, 2)
+
+
+def test_sf_model_encodes_new_rewards_by_ridge(run_dir):
+    model = resolvent.load(run_dir, method="sf")
+    obs, act = np.zeros((3, 3), np.float32), np.zeros((3, 1), np.float32)
+    assert model.q_values(lambda f: f["obs"][:, 2] ** 2, obs, act).shape == (3,)
+
+
+def test_save_then_load_gives_identical_q_values(run_dir, tmp_path):
+    model = resolvent.load(run_dir, method="attention")
+    model.save(tmp_path)
+    again = resolvent.OperatorModel.load(tmp_path, "attention")
+    obs = np.random.default_rng(0).normal(size=(5, 3)).astype(np.float32)
+    act = np.random.default_rng(1).uniform(-2, 2, size=(5, 1)).astype(np.float32)
+    r = model.family_reward(-0.3)
+    np.testing.assert_array_equal(model.q_values(r, obs, act, seed=None), again.q_values(r, obs, act, seed=None))
+
+
+def test_bad_reward_callables(run_dir):
+    model = resolvent.load(run_dir, method="attention")
+    obs, act = np.zeros((2, 3), np.float32), np.zeros((2, 1), np.float32)
+    with pytest.raises(ValueError, match=r"returned shape \(16, 3\) on 16 reference points"):
+        model.q_values(lambda f: f["obs"], obs, act)
+    with pytest.raises(ValueError, match="non-finite"):
+        model.q_values(lambda f: f["obs"][:, 0] / 0.0 * 0.0, obs, act)
+    with pytest.raises(ValueError, match="'x_velocity'"):
+        model.q_values(lambda f: f["x_velocity"], obs, act)
+    with pytest.raises(ValueError, match=r"observations must have shape \(b, 3\)"):
+        model.q_values(model.family_reward(0.0), np.zeros((2, 4)), act)
+
+
+def test_corrupt_model_file_gets_a_clear_error(run_dir, tmp_path):
+    model = resolvent.load(run_dir, method="attention")
+    model.save(tmp_path)
+    (tmp_path / "attention.params").write_bytes(b"\x00garbage")
+    with pytest.raises(CheckpointError, match="corrupt"):
+        resolvent.OperatorModel.load(tmp_path, "attention")
+    with pytest.raises(FileNotFoundError, match="no trained 'linear' model"):
+        resolvent.load(run_dir, method="linear")
