@@ -105,23 +105,30 @@ def main() -> None:
     ap.add_argument("--dx", type=int, default=4)
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reps", type=int, default=5)
-    ap.add_argument("--seeds", type=int, default=1)
+    ap.add_argument("--seeds", default="1,3",
+                    help="comma-separated seed counts; seeds train at once (vmapped), as in "
+                         "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
     args = ap.parse_args()
     rate = matmul_rate()
     flops = attention_step_flops(args.dx)
     reference = torch_reference(args.dx)
     for method in args.methods.split(","):
-        sps = bench_method(method, args.dx, args.steps, args.reps, args.seeds)
-        row = {"method": method, "steps_per_s": round(sps, 1), "dx": args.dx, "seeds": args.seeds}
-        if method == "attention":
-            row.update({"step_gflop": round(flops / 1e9, 4),
-                        "machine_matmul_gflops": round(rate / 1e9, 1),
-                        "fraction_of_matmul_rate": round(sps * flops / rate, 3)})
-            if reference is not None:
-                row.update({"torch_eager_steps_per_s": reference,
-                            "ratio_to_torch": round(sps / reference, 2)})
-        print(json.dumps(row), flush=True)
+        for seeds in (int(s) for s in args.seeds.split(",")):
+            print(json.dumps(bench_row(method, seeds, args, rate, flops, reference)), flush=True)
+
+
+def bench_row(method, seeds, args, rate, flops, reference) -> dict:
+    sps = bench_method(method, args.dx, args.steps, args.reps, seeds)
+    row = {"method": method, "steps_per_s": round(sps, 1), "dx": args.dx, "seeds": seeds}
+    if method == "attention":
+        row.update({"step_gflop": round(flops / 1e9, 4),
+                    "machine_matmul_gflops": round(rate / 1e9, 1),
+                    "fraction_of_matmul_rate": round(sps * flops / rate, 3)})
+        if reference is not None:
+            row.update({"torch_eager_steps_per_s": reference,
+                        "ratio_to_torch": round(sps / reference, 2)})
+    return row
 
 
 if __name__ == "__main__":
