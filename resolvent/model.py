@@ -126,10 +126,10 @@ class OperatorModel:
         if self.fit_features is not None:
             arrays.update({f"fit_{k}": np.asarray(v) for k, v in self.fit_features.items()})
             arrays["basis"] = np.asarray(self.basis)
-        _atomic_write(d / f"{self.method}.npz", lambda p: np.savez(p, **arrays))
-        _atomic_write(d / f"{self.method}.params", lambda p: Path(p).write_bytes(
+        _atomic_write(d / f"{self.method}.npz", lambda f: np.savez(f, **arrays))
+        _atomic_write(d / f"{self.method}.params", lambda f: f.write(
             flax.serialization.msgpack_serialize(jax.tree_util.tree_map(np.asarray, self.params))))
-        _atomic_write(d / f"{self.method}.json", lambda p: Path(p).write_text(json.dumps(meta, indent=2)))
+        _atomic_write(d / f"{self.method}.json", lambda f: f.write(json.dumps(meta, indent=2).encode()))
 
     @classmethod
     def load(cls, directory: str | Path, method: str) -> "OperatorModel":
@@ -155,9 +155,11 @@ class OperatorModel:
 
 
 def _atomic_write(path: Path, write) -> None:
+    """``write(file)`` into a temporary file, then rename it over ``path``."""
     tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    Path(str(tmp) + ".npz").replace(path) if Path(str(tmp) + ".npz").exists() else tmp.replace(path)
+    with open(tmp, "wb") as f:
+        write(f)
+    tmp.replace(path)
 
 
 def load(run_dir: str | Path, method: str = "attention") -> OperatorModel:

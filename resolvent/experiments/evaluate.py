@@ -7,6 +7,7 @@ MSE along training; checkpoint; save the inference models; write results and the
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
@@ -222,9 +223,7 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     """Run (or resume) an experiment into ``out``; returns results.json's content."""
     run = RunDir(out)
     if resume:
-        saved = EvaluateConfig.from_dict(run.read_config())
-        if saved != cfg:
-            cfg = saved  # the run's own configuration wins on resume
+        cfg = EvaluateConfig.from_dict(run.read_config())  # the run's own configuration wins
     elif run.config_path.exists():
         raise FileExistsError(f"{run.path} already holds a run; pass --resume to continue it "
                               f"or choose another --out")
@@ -232,7 +231,6 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     run.write_json("config.json", cfg.to_dict())
     results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate", "methods": {}}
     if resume and (run.path / "results.json").is_file():
-        import json
         results["methods"].update(json.loads((run.path / "results.json").read_text()).get("methods", {}))
     for method in cfg.methods:
         if resume and method in results["methods"] and results["methods"][method]["steps"] >= cfg.steps:
