@@ -1,9 +1,9 @@
 """Update-step throughput of every operator network, against a plain PyTorch reference.
 
-    python benchmarks/throughput.py [--dx 4] [--steps 200] [--reps 5] [--seeds 1]
+    python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3]
 
-Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, Pendulum
-dimensions (dx = 3 + 1). Prints one JSON line per network (``method``, ``steps_per_s``), the
+Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, the family's
+dimensions (dx = obs + action: Pendulum 3 + 1, HalfCheetah 17 + 6, Ant 105 + 8). Prints one JSON line per network (``method``, ``steps_per_s``), the
 machine's float32 matmul rate measured in the same run, the attention step's FLOP count and
 its fraction of that rate, and, when torch is installed, the PyTorch eager reference
 (``../shared/bench/torch_reference.py``) run in the same run with the ratio to it.
@@ -88,6 +88,15 @@ def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int) -> flo
     return statistics.median(rates)
 
 
+def family_dx(name: str) -> int:
+    import gymnasium as gym
+
+    from resolvent.families import get_family
+
+    env = gym.make(get_family(name).env_id)
+    return env.observation_space.shape[0] + env.action_space.shape[0]
+
+
 def torch_reference(dx: int) -> float | None:
     if not REFERENCE.is_file():
         return None
@@ -102,7 +111,8 @@ def torch_reference(dx: int) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--dx", type=int, default=4)
+    ap.add_argument("--family", default="pendulum-angle", help="sets dx to the family's obs + action dims")
+    ap.add_argument("--dx", type=int, default=None, help="overrides --family's input dimension")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seeds", default="1,3",
@@ -110,6 +120,8 @@ def main() -> None:
                          "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
     args = ap.parse_args()
+    if args.dx is None:
+        args.dx = family_dx(args.family)
     rate = matmul_rate()
     flops = attention_step_flops(args.dx)
     reference = torch_reference(args.dx)
@@ -120,7 +132,8 @@ def main() -> None:
 
 def bench_row(method, seeds, args, rate, flops, reference) -> dict:
     sps = bench_method(method, args.dx, args.steps, args.reps, seeds)
-    row = {"method": method, "steps_per_s": round(sps, 1), "dx": args.dx, "seeds": seeds}
+    row = {"method": method, "steps_per_s": round(sps, 1), "family": args.family, "dx": args.dx,
+           "seeds": seeds}
     if method == "attention":
         row.update({"step_gflop": round(flops / 1e9, 4),
                     "machine_matmul_gflops": round(rate / 1e9, 1),

@@ -166,5 +166,24 @@ def plot(run_dir):
     click.echo(plot_mse(run_dir))
 
 
+@main.group()
+def figure():
+    """The paper's figures, drawn from finished runs."""
+
+
+@figure.command("ope")
+@click.option("--runs", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="folder searched (recursively) for finished evaluate runs")
+@click.option("--out", default="results", show_default=True, type=click.Path(file_okay=False))
+def figure_ope_command(runs, out):
+    """Offline policy evaluation: rows = families, columns = datasets x training/test rewards."""
+    from resolvent.experiments.plots import figure_ope
+
+    try:
+        click.echo(figure_ope(runs, out))
+    except FileNotFoundError as e:
+        fail(str(e))
+
+
 if __name__ == "__main__":
     main()

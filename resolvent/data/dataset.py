@@ -52,7 +52,7 @@ def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
     """The episodes of one dataset kind, ``size`` transitions (default: the paper's)."""
     check_kind(kind)
     size = int(size or family.dataset_size)
-    if kind == "replay":
+    if kind == "replay" and family.replay_source == "buffer":
         path = shipped_path(family.name, "-replay.npz")
         if not Path(str(path)).is_file():
             raise FileNotFoundError(f"no shipped TD3 replay buffer for {family.name} at {path}; "
@@ -60,6 +60,8 @@ def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
         with np.load(str(path)) as z:
             buffer = {k: z[k][-size:] for k in z.files}
         episodes = split_replay(buffer, family)
+    elif kind == "replay":
+        episodes = replay_from_snapshots(family, size, seed)
     else:
         space = gym.make(family.env_id).action_space
         rng = np.random.default_rng(seed)
@@ -68,6 +70,37 @@ def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
     for ep in episodes:  # the base task's own reward, for Minari users
         feats = episode_features(ep, family)
         ep["rewards"] = np.asarray(family.reward(jnp.float32(family.original_param), feats), np.float32)
+    return episodes
+
+
+def replay_from_snapshots(family: RewardFamily, size: int, seed: int = 0,
+                          snapshots_path: str | Path | None = None) -> list[dict]:
+    """The TD3 run's replay buffer, regenerated from actor snapshots along the run.
+
+    A MuJoCo replay buffer is too large to ship, so the package ships the actor at the middle
+    of each tenth of the TD3 run instead. Each tenth of the dataset is collected with its
+    snapshot plus TD3's exploration noise, and the first tenth starts with as many uniformly
+    random actions as TD3's warm-up took: the same mixture of policies as a uniform
+    subsample of the TD3 replay buffer.
+    """
+    from resolvent.policies.actor import load_snapshots
+    from resolvent.policies.td3 import TD3_NOISE
+
+    space = gym.make(family.env_id).action_space
+    snaps = load_snapshots(family.name, space.low, space.high, snapshots_path)
+    rng = np.random.default_rng(seed)
+    k = len(snaps.actors)
+    counts = [size // k + (i < size % k) for i in range(k)]
+    n_random = int(round(counts[0] * min(1.0, snaps.learning_starts * k / snaps.steps)))
+    counts[0] -= n_random
+    parts = [(behaviour_policy(snaps.actors[0], space, 1.0, 0.0, rng), n_random, "warm-up")]
+    parts += [(behaviour_policy(a, space, 0.0, TD3_NOISE, rng), c, f"snapshot {i}")
+              for i, (a, c) in enumerate(zip(snaps.actors, counts))]
+    episodes = []
+    for j, (policy, n, name) in enumerate(parts):
+        if n > 0:
+            episodes += collect_episodes(family, policy, n, seed * 1_000 + j,
+                                         desc=f"{family.name} replay ({name})")
     return episodes
 
 
@@ -91,7 +124,8 @@ def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict]
                              truncations=ep["truncations"], infos=ep["infos"] or None)
                for i, ep in enumerate(episodes)]
     p = KINDS[kind]
-    how = ("TD3 replay buffer" if p is None
+    how = ("TD3 replay buffer" if p is None and family.replay_source == "buffer"
+           else "TD3 replay buffer, regenerated from actor snapshots along the run" if p is None
            else f"behaviour = target policy, random action w.p. {p}, else N(0, ({family.sigma} a_max)^2)")
     return minari.create_dataset_from_buffers(
         dataset_id=dataset_name or dataset_id(family, kind, seed), buffer=buffers, env=env, eval_env=env,

@@ -58,3 +58,60 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     fig.savefig(path, dpi=120)
     plt.close(fig)
     return path
+
+
+FAMILY_ORDER = ("pendulum-angle", "halfcheetah-vel", "ant-dir")
+KIND_ORDER = ("replay", "expert", "medium")
+
+
+def find_runs(root: str | Path, task: str = "evaluate") -> dict[tuple[str, str], Path]:
+    """(family, dataset) -> run directory, for every finished run of ``task`` under ``root``."""
+    runs = {}
+    for cfg_path in sorted(Path(root).rglob("config.json")):
+        try:
+            cfg = json.loads(cfg_path.read_text())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(cfg, dict) or cfg.get("task", "evaluate") != task or "family" not in cfg:
+            continue
+        if (cfg_path.parent / "metrics.jsonl").is_file():
+            runs[(cfg["family"], cfg["dataset"])] = cfg_path.parent
+    return runs
+
+
+def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path:
+    """The paper's OPE figure from finished runs: one row per family, columns
+    replay/expert/medium x training/test rewards, MSE against steps, one line per method."""
+    runs = find_runs(root)
+    if not runs:
+        raise FileNotFoundError(f"no finished evaluate runs (config.json + metrics.jsonl) under {root}")
+    families = [f for f in FAMILY_ORDER if any(k[0] == f for k in runs)]
+    families += sorted({k[0] for k in runs} - set(families))
+    kinds = [k for k in KIND_ORDER if any(r[1] == k for r in runs)]
+    fig, axes = plt.subplots(len(families), 2 * len(kinds), squeeze=False,
+                             figsize=(3.2 * 2 * len(kinds), 2.9 * len(families)))
+    for i, fam in enumerate(families):
+        for j, kind in enumerate(kinds):
+            for c, (metric, which) in enumerate((("train_mse", "train"), ("test_mse", "test"))):
+                ax = axes[i, 2 * j + c]
+                if (fam, kind) not in runs:
+                    ax.set_axis_off()
+                    ax.set_title(f"{fam} / {kind}: no run", fontsize=9)
+                    continue
+                draw(ax, RunDir(runs[(fam, kind)]).read_metrics(), metric, f"{fam} / {kind} / {which}")
+                if c == 0 and j == 0:
+                    ax.set_ylabel("MSE")
+    handles, labels = [], []
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / name
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path

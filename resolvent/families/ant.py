@@ -27,5 +27,5 @@ ANT_DIR = RewardFamily(
     reward=ant_dir_reward, train_range=(-math.pi / 4, math.pi / 4),
     test_range=(-math.pi / 3, math.pi / 3), original_param=0.0,
     extras=("x_velocity", "y_velocity", "terminated"), dataset_size=200_000, sigma=0.1,
-    td3_steps=1_000_000,
+    td3_steps=300_000, replay_source="snapshots",
 )

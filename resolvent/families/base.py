@@ -35,6 +35,8 @@ class RewardFamily:
     dataset_size: int = 20_000                # the paper's dataset size
     sigma: float = 0.3                        # behaviour noise, relative to the action bound
     td3_steps: int = 20_000                   # TD3 steps for the shipped target policy
+    replay_source: str = "buffer"             # "buffer": the TD3 replay buffer ships as is;
+    # "snapshots": too large to ship, it is regenerated from actor snapshots along the TD3 run
 
     @property
     def feature_keys(self) -> tuple[str, ...]:

@@ -83,6 +83,43 @@ def load_target_policy(family_name: str, path: str | Path | None = None) -> Acto
     return Actor.load(p)
 
 
+def save_snapshots(path: Path, snapshots: list, times: list[int], learning_starts: int, steps: int) -> None:
+    """Actor snapshots along a TD3 run (float16: they only drive data collection)."""
+    arrays = {"times": np.asarray(times[:len(snapshots)]), "learning_starts": np.asarray(learning_starts),
+              "steps": np.asarray(steps)}
+    for k, layers in enumerate(snapshots):
+        for i, (w, b) in enumerate(layers):
+            arrays[f"s{k}_W{i}"], arrays[f"s{k}_b{i}"] = w.astype(np.float16), b.astype(np.float16)
+    np.savez_compressed(path, **arrays)
+
+
+@dataclass(frozen=True)
+class Snapshots:
+    """The actor along the TD3 run: ``actors[k]`` taken at step ``times[k]`` of ``steps``."""
+
+    actors: tuple[Actor, ...]
+    times: tuple[int, ...]
+    learning_starts: int          # the first steps took uniformly random actions
+    steps: int
+
+
+def load_snapshots(family_name: str, low: np.ndarray, high: np.ndarray,
+                   path: str | Path | None = None) -> Snapshots:
+    """A family's TD3 actor snapshots (shipped, or at ``path``), acting within [low, high]."""
+    p = Path(str(path if path is not None else shipped_path(family_name, "-snapshots.npz")))
+    if not p.is_file():
+        raise FileNotFoundError(f"no TD3 actor snapshots for {family_name!r} at {p}; "
+                                f"run `resolvent target {family_name} --retrain`")
+    low, high = np.asarray(low, np.float32), np.asarray(high, np.float32)
+    with np.load(p) as z:
+        times = tuple(int(t) for t in z["times"])
+        n = sum(1 for k in z.files if k.startswith("s0_W"))
+        actors = tuple(Actor(tuple((z[f"s{k}_W{i}"].astype(np.float32), z[f"s{k}_b{i}"].astype(np.float32))
+                                   for i in range(n)), low, high)
+                       for k in range(len(times)))
+        return Snapshots(actors, times, int(z["learning_starts"]), int(z["steps"]))
+
+
 def target_policy_info(family_name: str) -> dict:
     p = shipped_path(family_name, ".json")
     return json.loads(Path(p).read_text()) if Path(p).is_file() else {}

@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 
 from resolvent.families import RewardFamily
-from resolvent.policies.actor import Actor, shipped_path
+from resolvent.policies.actor import Actor, save_snapshots, shipped_path
 
 
 class TransitionRecorder(gym.Wrapper):
@@ -75,24 +75,53 @@ def train_td3(family: RewardFamily, steps: int | None = None, seed: int = 0,
     except ImportError as e:  # pragma: no cover - depends on the optional extra
         raise ImportError("TD3 training needs the optional extra: "
                           "pip install torch==2.13.0 'resolvent[train]'") from e
+    from stable_baselines3.common.callbacks import BaseCallback
+
     steps = int(steps or family.td3_steps)
     env = TransitionRecorder(gym.make(family.env_id), family.extras)
     da = env.action_space.shape[0]
-    noise = NormalActionNoise(np.zeros(da), 0.1 * np.ones(da))
-    model = TD3("MlpPolicy", env, action_noise=noise, learning_starts=min(1000, steps // 10),
+    noise = NormalActionNoise(np.zeros(da), TD3_NOISE * np.ones(da))
+    learning_starts = min(1000, steps // 10)
+    model = TD3("MlpPolicy", env, action_noise=noise, learning_starts=learning_starts,
                 seed=seed, verbose=0)
-    model.learn(total_timesteps=steps, progress_bar=progress)
-    params = model.policy.actor_state.params["params"]
-    names = sorted(params, key=lambda n: int(n.split("_")[-1]))
-    layers = tuple((np.asarray(params[n]["kernel"], np.float32), np.asarray(params[n]["bias"], np.float32))
-                   for n in names)
+    times = snapshot_times(steps)
+    snapshots: list[tuple] = []
+
+    class Snapshots(BaseCallback):  # the actor at the middle of each tenth of the run
+        def _on_step(self) -> bool:
+            if self.num_timesteps in times:
+                snapshots.append(actor_layers(model))
+            return True
+
+    model.learn(total_timesteps=steps, progress_bar=progress, callback=Snapshots())
     space = env.action_space
-    actor = Actor(layers, space.low.astype(np.float32), space.high.astype(np.float32))
+    actor = Actor(actor_layers(model), space.low.astype(np.float32), space.high.astype(np.float32))
     avg = evaluate_actor(actor, family.env_id)
     meta = {"family": family.name, "env_id": family.env_id, "algorithm": "TD3 (sbx)",
-            "td3_steps": steps, "seed": seed, "average_return": avg, "eval_episodes": 10}
+            "td3_steps": steps, "seed": seed, "average_return": avg, "eval_episodes": 10,
+            "learning_starts": learning_starts, "exploration_noise": TD3_NOISE}
     out = Path(out_dir) if out_dir is not None else Path(str(shipped_path(family.name))).parent
     out.mkdir(parents=True, exist_ok=True)
     actor.save(out / f"{family.name}.npz", meta)
-    np.savez_compressed(out / f"{family.name}-replay.npz", **env.buffer())
+    if family.replay_source == "buffer":
+        np.savez_compressed(out / f"{family.name}-replay.npz", **env.buffer())
+    else:
+        save_snapshots(out / f"{family.name}-snapshots.npz", snapshots, times, learning_starts, steps)
     return actor, meta
+
+
+TD3_NOISE = 0.1          # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1])
+N_SNAPSHOTS = 10
+
+
+def snapshot_times(steps: int) -> list[int]:
+    """Steps at which the actor is snapshotted: the middle of each tenth of the run."""
+    seg = steps / N_SNAPSHOTS
+    return [int((k + 0.5) * seg) for k in range(N_SNAPSHOTS)]
+
+
+def actor_layers(model) -> tuple:
+    params = model.policy.actor_state.params["params"]
+    names = sorted(params, key=lambda n: int(n.split("_")[-1]))
+    return tuple((np.asarray(params[n]["kernel"], np.float32), np.asarray(params[n]["bias"], np.float32))
+                 for n in names)

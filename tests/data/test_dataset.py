@@ -90,3 +90,31 @@ def test_unknown_kind_and_reference_points():
     np.testing.assert_array_equal(idx, reference_indices(100, 16, seed=0))
     with pytest.raises(ValueError, match="only 10 transitions"):
         reference_indices(10, 16, seed=0)
+
+
+def test_replay_regenerated_from_snapshots(tmp_path):
+    """MuJoCo replay buffers ship as actor snapshots: each tenth of the dataset comes from its
+    snapshot with TD3's exploration noise, after as many random actions as TD3's warm-up."""
+    from resolvent.data.dataset import episode_features, replay_from_snapshots
+    from resolvent.policies import Actor
+    from resolvent.policies.actor import load_snapshots, save_snapshots
+
+    rng = np.random.default_rng(0)
+    snaps = [((0.3 * rng.normal(size=(17, 16))).astype(np.float32), np.zeros(16, np.float32),
+              (0.3 * rng.normal(size=(16, 6))).astype(np.float32), np.zeros(6, np.float32))
+             for _ in range(10)]
+    path = tmp_path / "snapshots.npz"
+    save_snapshots(path, [((w0, b0), (w1, b1)) for w0, b0, w1, b1 in snaps],
+                   [int((k + 0.5) * 1000) for k in range(10)], learning_starts=50, steps=10_000)
+    episodes = replay_from_snapshots(HALFCHEETAH_VEL, 1000, seed=0, snapshots_path=path)
+    parts = [episode_features(ep, HALFCHEETAH_VEL) for ep in episodes]
+    data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    assert len(data["obs"]) == 1000 and "x_velocity" in data
+    # warm-up: 100 * 50 * 10 / 10000 = 50 uniformly random actions first, then snapshot 0 + noise
+    loaded = load_snapshots("halfcheetah-vel", -np.ones(6), np.ones(6), path)
+    warm, first = data["action"][:50], data["action"][50:100]
+    assert np.abs(warm).mean() > 0.4                                    # U[-1, 1]: mean |a| = 0.5
+    noise = first - np.clip(loaded.actors[0](data["obs"][50:100]), -1, 1)
+    assert 0.05 < np.abs(noise).mean() < 0.11                          # N(0, 0.1): mean |n| = 0.08
+    last = data["action"][-100:] - loaded.actors[9](data["obs"][-100:])
+    assert 0.05 < np.abs(last).mean() < 0.11

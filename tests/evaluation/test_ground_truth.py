@@ -33,3 +33,38 @@ def test_termination_stops_the_sum():
     alive = np.array([[1, 1, 1, 0, 0]], np.float32)     # terminated at step 2
     gt = GroundTruth(np.zeros((1, 1)), np.zeros((1, 1)), {"r": np.ones((1, 5), np.float32)}, alive, 0.5)
     assert gt.q(lambda f: jnp.asarray(f["r"])) == [1 + 0.5 + 0.25]
+
+
+def test_ant_rollouts_stop_at_a_termination():
+    """An Ant that falls (a narrow healthy range makes it fall fast): the rollout stops there,
+    the terminating step carries terminated = 1 and nothing after it counts."""
+    import dataclasses
+
+    from resolvent.evaluation.ground_truth import rollout_ground_truth
+    from resolvent.families import ANT_DIR
+    from resolvent.policies import Actor
+
+    env_id = "ResolventTestAntFalls-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point="gymnasium.envs.mujoco.ant_v5:AntEnv", max_episode_steps=1000,
+                     kwargs={"healthy_z_range": (0.6, 1.0)})
+    family = dataclasses.replace(ANT_DIR, env_id=env_id)
+    rng = np.random.default_rng(0)
+    actor = Actor(((rng.normal(size=(105, 32)).astype(np.float32), np.zeros(32, np.float32)),
+                   (rng.normal(size=(32, 8)).astype(np.float32), np.zeros(8, np.float32))),
+                  -np.ones(8, np.float32), np.ones(8, np.float32))
+    gt = rollout_ground_truth(family, actor, n=4, gamma=0.97, tol=1e-2, seed=1)
+    lengths = gt.alive.sum(axis=1).astype(int)
+    assert (lengths < gt.horizon).any(), "no rollout terminated"
+    for i, n_alive in enumerate(lengths):
+        assert gt.alive[i, :n_alive].all() and not gt.alive[i, n_alive:].any()
+        if n_alive < gt.horizon:
+            assert gt.features["terminated"][i, n_alive - 1] == 1.0
+            assert not gt.features["terminated"][i, :n_alive - 1].any()
+    # q is the discounted sum of the family's reward up to and including the terminating step
+    theta = 0.3
+    q = gt.q(family.reward_callable(theta))
+    i = int(np.argmin(lengths))
+    feats = {k: v[i, :lengths[i]] for k, v in gt.features.items()}
+    r = np.asarray(family.reward(theta, feats), np.float64)
+    np.testing.assert_allclose(q[i], (r * 0.97 ** np.arange(len(r))).sum(), rtol=1e-5)
