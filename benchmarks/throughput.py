@@ -10,6 +10,12 @@ its fraction of that rate, and, when torch is installed, the PyTorch eager refer
 """
 from __future__ import annotations
 
+import os
+
+# expose every core as an XLA host device, so one network's step can split its batch across
+# them (make_parallel_trainer); set before JAX starts. Other rows run on one device as usual.
+os.environ.setdefault("XLA_FLAGS", f"--xla_force_host_platform_device_count={os.cpu_count()}")
+
 import argparse
 import json
 import statistics
@@ -22,6 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from resolvent.algorithms import FQEConfig, OperatorData, identity_encodings, make_initializer, make_trainer
+from resolvent.algorithms.fqe import make_parallel_trainer
 from resolvent.operators import make_network
 
 B, M, R, HIDDEN, FEATURES = 256, 128, 32, (256, 256), 64
@@ -62,7 +69,7 @@ def matmul_rate(n: int = 1024, reps: int = 20) -> float:
     return statistics.median(rates)
 
 
-def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int) -> float:
+def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int, parallel: bool = False) -> float:
     """Median optimiser steps per second (per seed-step, summed over vmapped seeds)."""
     key = jax.random.PRNGKey(0)
     k = jax.random.split(key, 8)
@@ -75,7 +82,7 @@ def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int) -> flo
     config = FQEConfig(batch_size=B)
     keys = jax.random.split(k[5], seeds)
     state = make_initializer(network, config)(keys, data)
-    train = make_trainer(network, config, steps)
+    train = (make_parallel_trainer if parallel else make_trainer)(network, config, steps)
     state, loss = train(state, data, keys)
     loss.block_until_ready()
     rates = []
@@ -128,12 +135,14 @@ def main() -> None:
     for method in args.methods.split(","):
         for seeds in (int(s) for s in args.seeds.split(",")):
             print(json.dumps(bench_row(method, seeds, args, rate, flops, reference)), flush=True)
+            if seeds == 1 and jax.local_device_count() > 1:
+                print(json.dumps(bench_row(method, seeds, args, rate, flops, reference, True)), flush=True)
 
 
-def bench_row(method, seeds, args, rate, flops, reference) -> dict:
-    sps = bench_method(method, args.dx, args.steps, args.reps, seeds)
+def bench_row(method, seeds, args, rate, flops, reference, parallel=False) -> dict:
+    sps = bench_method(method, args.dx, args.steps, args.reps, seeds, parallel)
     row = {"method": method, "steps_per_s": round(sps, 1), "family": args.family, "dx": args.dx,
-           "seeds": seeds}
+           "seeds": seeds, "devices": jax.local_device_count() if parallel else 1}
     if method == "attention":
         row.update({"step_gflop": round(flops / 1e9, 4),
                     "machine_matmul_gflops": round(rate / 1e9, 1),

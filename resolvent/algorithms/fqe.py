@@ -35,11 +35,16 @@ class FQEConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "FQEConfig":
-        known = {f.name for f in fields(cls)}
-        unknown = set(d) - known
-        if unknown:
-            raise ValueError(f"unknown FQE config keys {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**d)
+        return config_from_dict(cls, d, "FQE")
+
+
+def config_from_dict(cls, d: dict, what: str):
+    """``cls(**d)`` for a config dataclass, rejecting unknown keys by name."""
+    known = {f.name for f in fields(cls)}
+    unknown = set(d) - known
+    if unknown:
+        raise ValueError(f"unknown {what} config keys {sorted(unknown)}; known: {sorted(known)}")
+    return cls(**d)
 
 
 class OperatorData(NamedTuple):
@@ -80,12 +85,23 @@ def loss(params, target_params, network: nn.Module, config: FQEConfig, data: Ope
 
 
 def update(state: TrainState, data: OperatorData, key: jax.Array, network: nn.Module,
-           config: FQEConfig) -> tuple[TrainState, jax.Array]:
-    """One step: sample a batch, Adam on the Bellman loss, Polyak target update."""
+           config: FQEConfig, loss_fn=loss, axis_name: str | None = None) -> tuple[TrainState, jax.Array]:
+    """One step: sample a batch, Adam on the Bellman loss, Polyak target update.
+
+    Under ``axis_name`` (a ``shard_map`` over devices) each device takes its slice of the
+    batch and the gradients are averaged: the same step, split across devices.
+
+    ``loss_fn`` (same signature as ``loss``) is the Bellman loss; operator DQN passes its own.
+    """
     n = data.x.shape[0]
     idx = jax.random.randint(key, (config.batch_size,), 0, n)           # (b,)
-    value, grads = jax.value_and_grad(loss)(state.params, state.target_params, network,
-                                            config, data, idx)
+    if axis_name is not None:  # data parallel: this device's slice of the batch
+        shard = config.batch_size // jax.lax.psum(1, axis_name)
+        idx = jax.lax.dynamic_slice(idx, (jax.lax.axis_index(axis_name) * shard,), (shard,))
+    value, grads = jax.value_and_grad(loss_fn)(state.params, state.target_params, network,
+                                               config, data, idx)
+    if axis_name is not None:  # the mean over the whole batch, identical on every device
+        value, grads = jax.lax.pmean((value, grads), axis_name)
     updates, opt_state = optax.adam(config.lr).update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     target = optax.incremental_update(params, state.target_params, config.tau)
@@ -93,21 +109,47 @@ def update(state: TrainState, data: OperatorData, key: jax.Array, network: nn.Mo
 
 
 def train_chunk(state: TrainState, data: OperatorData, key: jax.Array, n_steps: int,
-                network: nn.Module, config: FQEConfig) -> tuple[TrainState, jax.Array]:
+                network: nn.Module, config: FQEConfig, loss_fn=loss,
+                axis_name: str | None = None) -> tuple[TrainState, jax.Array]:
     """``n_steps`` updates with ``lax.scan``; returns the new state and the mean loss."""
     def body(s, k):
-        return update(s, data, k, network, config)
+        return update(s, data, k, network, config, loss_fn, axis_name)
 
     state, losses = jax.lax.scan(body, state, jax.random.split(key, n_steps))
     return state, losses.mean()
 
 
-def make_trainer(network: nn.Module, config: FQEConfig, n_steps: int):
+def make_trainer(network: nn.Module, config: FQEConfig, n_steps: int, loss_fn=loss):
     """``train(states, data, keys)`` jitted and vmapped over seeds (leading axis)."""
     def one(state, data, key):
-        return train_chunk(state, data, key, n_steps, network, config)
+        return train_chunk(state, data, key, n_steps, network, config, loss_fn)
 
     return jax.jit(jax.vmap(one, in_axes=(0, None, 0)))
+
+
+def make_parallel_trainer(network: nn.Module, config: FQEConfig, n_steps: int, loss_fn=loss,
+                          devices=None):
+    """Like ``make_trainer`` (same inputs and outputs, vmapped over seeds), but each step's
+    batch is split across ``devices`` (default: all local devices) and the gradients averaged.
+
+    On a CPU, XLA runs one small network's step on about one core; exposing the cores as
+    devices (``XLA_FLAGS=--xla_force_host_platform_device_count=2``) lets one network use
+    them all. The batch size must divide evenly across the devices.
+    """
+    from jax.sharding import Mesh, PartitionSpec
+
+    devices = list(devices if devices is not None else jax.local_devices())
+    if config.batch_size % len(devices):
+        raise ValueError(f"batch_size {config.batch_size} does not split across {len(devices)} devices")
+
+    def one(state, data, key):
+        return train_chunk(state, data, key, n_steps, network, config, loss_fn, axis_name="data")
+
+    mesh = Mesh(devices, ("data",))
+    replicated = PartitionSpec()
+    body = jax.shard_map(jax.vmap(one, in_axes=(0, None, 0)), mesh=mesh,
+                         in_specs=(replicated, replicated, replicated), out_specs=replicated)
+    return jax.jit(body)
 
 
 def make_initializer(network: nn.Module, config: FQEConfig):

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
+from resolvent.algorithms.fqe import make_parallel_trainer
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.evaluation import load_ground_truth
 from resolvent.experiments.rundir import RunDir
@@ -125,7 +126,8 @@ def prepare(cfg: EvaluateConfig) -> Problem:
     test_params = np.asarray(family.sample(k_test, cfg.n_test_rewards, "test"))
     features = {k: data[k] for k in family.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)
-    x_mean, x_std = x_raw.mean(0), x_raw.std(0) + 1e-6
+    x_mean, x_std = x_raw.mean(0), x_raw.std(0)
+    x_std = np.where(x_std < 1e-3, 1.0, x_std)   # (nearly) constant inputs, e.g. Ant's contact forces
     next_actions = np.concatenate([actor(c) for c in np.array_split(data["next_obs"], max(1, len(x_raw) // 50_000))])
     xn_raw = np.concatenate([data["next_obs"], next_actions], -1)
     feats_j = {k: jnp.asarray(v) for k, v in features.items()}
@@ -181,7 +183,9 @@ def run_method(method: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume
         ckpt = run.load_checkpoint(method, ckpt) or ckpt
         run.keep_metrics(lambda r: r.get("method") != method or r["step"] <= int(ckpt["step"]))
     state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
-    trainer = make_trainer(network, fqe, cfg.log_every)
+    # one network on a machine whose cores are XLA devices: split each batch across them
+    split = cfg.seeds == 1 and jax.local_device_count() > 1 and fqe.batch_size % jax.local_device_count() == 0
+    trainer = (make_parallel_trainer if split else make_trainer)(network, fqe, cfg.log_every)
     predict = make_predictor(network)
 
     def metrics(params):
