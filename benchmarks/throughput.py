@@ -118,8 +118,10 @@ def torch_reference(dx: int) -> float | None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--family", default="pendulum-angle", help="sets dx to the family's obs + action dims")
-    ap.add_argument("--dx", type=int, default=None, help="overrides --family's input dimension")
+    ap.add_argument("--family", default="pendulum-angle",
+                    help="comma-separated families; each sets dx to its obs + action dims, and "
+                         "the attention rows' share of the matmul rate is compared to the first's")
+    ap.add_argument("--dx", type=int, default=None, help="overrides the (single) family's input dimension")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--seeds", default="1,3",
@@ -127,21 +129,30 @@ def main() -> None:
                          "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
     args = ap.parse_args()
-    if args.dx is None:
-        args.dx = family_dx(args.family)
     rate = matmul_rate()
-    flops = attention_step_flops(args.dx)
-    reference = torch_reference(args.dx)
-    for method in args.methods.split(","):
-        for seeds in (int(s) for s in args.seeds.split(",")):
-            print(json.dumps(bench_row(method, seeds, args, rate, flops, reference)), flush=True)
-            if seeds == 1 and jax.local_device_count() > 1:
-                print(json.dumps(bench_row(method, seeds, args, rate, flops, reference, True)), flush=True)
+    fractions: dict[tuple, dict[str, float]] = {}
+    for family in args.family.split(","):
+        dx = args.dx if args.dx is not None else family_dx(family)
+        flops, reference = attention_step_flops(dx), torch_reference(dx)
+        for method in args.methods.split(","):
+            for seeds in (int(s) for s in args.seeds.split(",")):
+                for parallel in (False, True) if seeds == 1 and jax.local_device_count() > 1 else (False,):
+                    row = bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel)
+                    print(json.dumps(row), flush=True)
+                    if method == "attention":
+                        fractions.setdefault((seeds, row["devices"]), {})[family] = row["fraction_of_matmul_rate"]
+    first = args.family.split(",")[0]
+    for (seeds, devices), by_family in fractions.items():
+        for family, frac in by_family.items():
+            if family != first and by_family.get(first):
+                print(json.dumps({"compare": "fraction_of_matmul_rate", "seeds": seeds, "devices": devices,
+                                  "family": family, "vs": first,
+                                  "ratio": round(frac / by_family[first], 3)}), flush=True)
 
 
-def bench_row(method, seeds, args, rate, flops, reference, parallel=False) -> dict:
-    sps = bench_method(method, args.dx, args.steps, args.reps, seeds, parallel)
-    row = {"method": method, "steps_per_s": round(sps, 1), "family": args.family, "dx": args.dx,
+def bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel=False) -> dict:
+    sps = bench_method(method, dx, args.steps, args.reps, seeds, parallel)
+    row = {"method": method, "steps_per_s": round(sps, 1), "family": family, "dx": dx,
            "seeds": seeds, "devices": jax.local_device_count() if parallel else 1}
     if method == "attention":
         row.update({"step_gflop": round(flops / 1e9, 4),

@@ -1,6 +1,7 @@
 """The ``resolvent`` command line."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 import time
@@ -27,6 +28,58 @@ def results_table(results: dict) -> str:
         tr, te = np.asarray(r["train_mse"]), np.asarray(r["test_mse"])
         lines.append(f"{method:<10} {tr.mean():>12.4g} ± {tr.std():<8.3g} {te.mean():>12.4g} ± "
                      f"{te.std():<8.3g} {r['steps']:>7} {r['seconds']:>8.1f}")
+    return "\n".join(lines)
+
+
+def split_methods(methods: str) -> tuple[str, ...]:
+    return tuple(x.strip() for x in methods.split(",") if x.strip())
+
+
+def launch(make_config, run, out: str, table, plot_name: str) -> None:
+    """Build an experiment's config, run it into ``out``, print its table; one clear error."""
+    try:
+        cfg = make_config()
+        click.echo(f"run directory: {out}")
+        results = run(cfg)
+    except (ValueError, FileExistsError, FileNotFoundError, RuntimeError) as e:
+        fail(str(e))
+    click.echo(table(results))
+    click.echo(f"results: {Path(out) / 'results.json'}   plot: {Path(out) / plot_name}")
+
+
+def reward_options(f):
+    """The reward-parameter options shared by ``q`` and ``rollout``."""
+    for name, text in reversed([("--param", "the family's reward parameter"),
+                                ("--theta0", "Pendulum-Angle's target angle"),
+                                ("--v-target", "HalfCheetah-Vel's target velocity"),
+                                ("--theta", "Ant-Dir's direction")]):
+        f = click.option(name, type=float, default=None, help=text)(f)
+    return f
+
+
+def reward_param(family, **given) -> float:
+    """The one reward parameter given on the command line, checked against the family."""
+    chosen = {k: v for k, v in given.items() if v is not None}
+    if len(chosen) != 1:
+        fail(f"give exactly one reward parameter (--{family.param_name.replace('_', '-')})")
+    (name, value), = chosen.items()
+    if name not in ("param", family.param_name):
+        fail(f"--{name.replace('_', '-')} is not a parameter of {family.name}; "
+             f"its parameter is --{family.param_name.replace('_', '-')}")
+    return value
+
+
+def optimize_table(results: dict) -> str:
+    tests = list(next(iter(results["methods"].values()))["test_returns"]) if results["methods"] else []
+    head = f"{'method':<10} {'original reward':>20}" + "".join(f" {t:>20}" for t in tests)
+    lines = [f"{results['family']} / {results['dataset']} ({results['algorithm']}): episodic return "
+             f"of the zero-shot policies (mean ± std over seeds)", head + f" {'steps':>7} {'seconds':>8}"]
+    fmt = lambda v: f"{np.mean(v):>11.1f} ± {np.std(v):<6.1f}"  # noqa: E731
+    for method, r in results["methods"].items():
+        lines.append(f"{method:<10} {fmt(r['return'])}" + "".join(f" {fmt(r['test_returns'][t])}" for t in tests)
+                     + f" {r['steps']:>7} {r['seconds']:>8.1f}")
+    lines.append(f"{'TD3 target':<10} {results['target_return']:>20.1f}"
+                 + "".join(f" {results['target_test_returns'][t]:>20.1f}" for t in tests))
     return "\n".join(lines)
 
 
@@ -57,26 +110,16 @@ def evaluate(family, dataset, methods, seeds, seed, steps, log_every, checkpoint
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
     out = out or f"runs/{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    try:
-        cfg = EvaluateConfig(family=family, dataset=dataset,
-                             methods=tuple(x.strip() for x in methods.split(",") if x.strip()),
-                             seeds=seeds, seed=seed, steps=steps, log_every=log_every,
-                             checkpoint_every=checkpoint_every, m=m)
-        click.echo(f"run directory: {out}")
-        results = run_evaluate(cfg, out, resume=resume)
-    except (ValueError, FileExistsError, FileNotFoundError, RuntimeError) as e:
-        fail(str(e))
-    click.echo(results_table(results))
-    click.echo(f"results: {Path(out) / 'results.json'}   plot: {Path(out) / 'mse.png'}")
+    launch(lambda: EvaluateConfig(family=family, dataset=dataset, methods=split_methods(methods),
+                                  seeds=seeds, seed=seed, steps=steps, log_every=log_every,
+                                  checkpoint_every=checkpoint_every, m=m),
+           lambda cfg: run_evaluate(cfg, out, resume=resume), out, results_table, "mse.png")
 
 
 @main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--method", default="attention", show_default=True)
-@click.option("--param", type=float, default=None, help="the family's reward parameter")
-@click.option("--theta0", type=float, default=None, help="Pendulum-Angle's target angle")
-@click.option("--v-target", type=float, default=None, help="HalfCheetah-Vel's target velocity")
-@click.option("--theta", type=float, default=None, help="Ant-Dir's direction")
+@reward_options
 @click.option("--points", default=10, show_default=True, help="initial points to print")
 def q(run_dir, method, param, theta0, v_target, theta, points):
     """Zero-shot Q-values of a trained operator at the ground-truth initial points."""
@@ -86,14 +129,7 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
 
     cfg = json.loads((Path(run_dir) / "config.json").read_text())
     family = get_family(cfg["family"])
-    given = {"param": param, "theta0": theta0, "v_target": v_target, "theta": theta}
-    chosen = {k: v for k, v in given.items() if v is not None}
-    if len(chosen) != 1:
-        fail(f"give exactly one reward parameter (--{family.param_name.replace('_', '-')})")
-    (name, value), = chosen.items()
-    if name not in ("param", family.param_name):
-        fail(f"--{name.replace('_', '-')} is not a parameter of {family.name}; "
-             f"its parameter is --{family.param_name.replace('_', '-')}")
+    value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
     try:
         model = resolvent.load(run_dir, method)
     except (FileNotFoundError, RuntimeError) as e:
@@ -158,12 +194,117 @@ def dataset(family, kind, seed, rebuild):
 
 
 @main.command()
+@click.argument("family", type=FAMILY, default="pendulum-angle")
+@click.option("--dataset", default="expert", show_default=True, help="replay, expert or medium")
+@click.option("--methods", default="maxout,vanilla", show_default=True,
+              help="comma-separated critic operators: maxout, vanilla")
+@click.option("--algorithm", default="auto", show_default=True,
+              help="dqn (discretised actions), bcq, or auto: dqn for one action dimension")
+@click.option("--seeds", default=3, show_default=True, help="network seeds (trained at once)")
+@click.option("--seed", default=0, show_default=True, help="experiment seed")
+@click.option("--steps", default=15_000, show_default=True, help="training steps per method")
+@click.option("--eval-every", default=1_000, show_default=True, help="steps between evaluations")
+@click.option("--checkpoint-every", default=5_000, show_default=True)
+@click.option("--episodes", default=5, show_default=True, help="episodes per policy and evaluation")
+@click.option("--n-actions", default=11, show_default=True, help="DQN: grid actions per dimension")
+@click.option("--double", is_flag=True, help="DQN: Double DQN target (online argmax, target value)")
+@click.option("--eval-samples", default=100, show_default=True,
+              help="BCQ: VAE actions sampled per state when acting (BCQ's 100)")
+@click.option("--m", "m", default=128, show_default=True, help="reference points")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="run directory [default: runs/optimize-FAMILY-DATASET-TIME]")
+@click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
+def optimize(family, dataset, methods, algorithm, seeds, seed, steps, eval_every, checkpoint_every,
+             episodes, n_actions, double, eval_samples, m, out, resume):
+    """Offline policy optimisation: operator DQN / BCQ, zero-shot returns in the environment."""
+    from resolvent.experiments import OptimizeConfig, run_optimize
+
+    if resume and out is None:
+        fail("--resume needs --out, the run directory to continue")
+    out = out or f"runs/optimize-{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
+    launch(lambda: OptimizeConfig(family=family, dataset=dataset, algorithm=algorithm,
+                                  methods=split_methods(methods), seeds=seeds, seed=seed,
+                                  steps=steps, eval_every=eval_every,
+                                  checkpoint_every=checkpoint_every, eval_episodes=episodes,
+                                  n_actions=n_actions, double=double,
+                                  eval_samples=eval_samples, m=m),
+           lambda cfg: run_optimize(cfg, out, resume=resume), out, optimize_table, "returns.png")
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--method", default="maxout", show_default=True)
+@reward_options
+@click.option("--episodes", default=5, show_default=True)
+@click.option("--seed", default=0, show_default=True, help="network seed (index) of the model")
+@click.option("--env-seed", default=0, show_default=True, help="reset seed of the episodes")
+def rollout(run_dir, method, param, theta0, v_target, theta, episodes, seed, env_seed):
+    """Run a trained control model's zero-shot policy for a reward; print its returns."""
+    import resolvent
+    from resolvent.evaluation import actor_returns, episodic_returns
+    from resolvent.policies import load_target_policy
+
+    cfg = json.loads((Path(run_dir) / "config.json").read_text())
+    family = get_family(cfg["family"])
+    value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
+    if episodes < 1:
+        fail(f"--episodes must be >= 1, got {episodes}")
+    try:
+        policy = resolvent.load(run_dir, method).policy(family.reward_callable(value), seed=seed)
+    except (FileNotFoundError, ValueError, RuntimeError) as e:
+        fail(str(e))
+    reward = family.reward_callable(value)
+    ret = episodic_returns(family, lambda obs: policy(obs[0])[None], [reward], episodes, env_seed,
+                           f"{method} policy")[0]
+    click.echo(f"{family.name}, {family.param_name} = {value}, method {method}, network seed {seed}")
+    click.echo("returns: " + " ".join(f"{r:.1f}" for r in ret) + f"   mean {ret.mean():.1f}")
+    try:
+        target = actor_returns(family, load_target_policy(family.name), [reward], episodes, env_seed)[0]
+        click.echo(f"TD3 target policy under the same reward: mean {target.mean():.1f}")
+    except FileNotFoundError:
+        pass
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--kinds", default="offline,td3", show_default=True,
+              help="offline: the same offline algorithm on data relabelled with the reward alone; "
+                   "td3: TD3 online on that reward (needs resolvent[train])")
+@click.option("--td3-steps", type=int, default=None, help="TD3 steps [default: the family's]")
+@click.option("--methods", default=None, help="offline: critics to train [default: the run's]")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="where to write them [default: RUN_DIR/baselines]")
+def baselines(run_dir, kinds, td3_steps, methods, out):
+    """Single-reward baselines for an optimize run's test rewards: what zero-shot transfer costs."""
+    from resolvent.experiments import OptimizeConfig
+    from resolvent.experiments.baselines import run_baselines
+    from resolvent.experiments.rundir import RunDir
+
+    out = out or str(Path(run_dir) / "baselines")
+    try:
+        cfg = OptimizeConfig.from_dict(RunDir(run_dir).read_config())
+        if methods:
+            cfg = dataclasses.replace(cfg, methods=split_methods(methods))
+        summary = run_baselines(cfg, out, tuple(k.strip() for k in kinds.split(",") if k.strip()),
+                                td3_steps, zero_shot=run_dir)
+    except (ValueError, FileNotFoundError, RuntimeError) as e:
+        fail(str(e))
+    click.echo(f"{summary['family']} / {summary['dataset']}: return under each test reward "
+               f"(mean ± std over seeds)")
+    for name, entry in summary["rewards"].items():
+        click.echo(name)
+        for who, v in entry.items():
+            click.echo(f"  {who:<36} {np.mean(v):>9.1f} ± {np.std(v):.1f}")
+    click.echo(f"summary: {Path(out) / 'baselines.json'}")
+
+
+@main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def plot(run_dir):
     """Redraw a run's plot from its files."""
-    from resolvent.experiments import plot_mse
+    from resolvent.experiments import plot_run
 
-    click.echo(plot_mse(run_dir))
+    click.echo(plot_run(run_dir))
 
 
 @main.group()
@@ -181,6 +322,20 @@ def figure_ope_command(runs, out):
 
     try:
         click.echo(figure_ope(runs, out))
+    except FileNotFoundError as e:
+        fail(str(e))
+
+
+@figure.command("opi")
+@click.option("--runs", default="results", show_default=True, type=click.Path(file_okay=False),
+              help="folder searched (recursively) for finished optimize runs")
+@click.option("--out", default="results", show_default=True, type=click.Path(file_okay=False))
+def figure_opi_command(runs, out):
+    """Offline policy optimisation: one panel per family, return against steps."""
+    from resolvent.experiments.plots import figure_opi
+
+    try:
+        click.echo(figure_opi(runs, out))
     except FileNotFoundError as e:
         fail(str(e))
 

@@ -9,6 +9,11 @@ per transition, the model returns the target policy's Q-values with no training:
 
 The reward is evaluated at the m reference points (operator networks) or, for successor
 features, on the fit points whose ridge regression gives its weights.
+
+A control model (``resolvent optimize``: operator DQN or operator BCQ) also acts: its
+``policy(reward)`` is the zero-shot policy of any reward, ``action = policy(observation)``,
+greedy over the action grid (DQN) or BCQ's sampled-and-perturbed actions (BCQ); its
+``q_values`` are the optimal Q-values G_*[r] (BCQ: the first critic).
 """
 from __future__ import annotations
 
@@ -64,15 +69,57 @@ class OperatorModel:
     fit_features: dict | None = None   # SF: transition quantities at the fit points
     basis: np.ndarray | None = None    # SF: (d, n_fit) training rewards on the fit points
     ridge: float = 1e-3
+    control: dict | None = None        # control models: algorithm ("dqn"/"bcq"), action space
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch["hidden"],
-                                    self.arch["features"], self.arch["n_basis"])
+                                    self.arch["features"], self.arch["n_basis"],
+                                    self.arch.get("heads", 8))
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
+        if self.control is not None:
+            self._act = jax.jit(self.make_act(self.network, self.arch, self.control,
+                                              self.x_mean, self.x_std))
+
+    @staticmethod
+    def make_act(network, arch: dict, control: dict, x_mean, x_std):
+        """``act(params, s, xi, enc_rows, key) -> (N, da)`` raw actions, one seed's params."""
+        from resolvent.algorithms import bcq, dqn
+
+        ds = len(x_mean) - len(control["low"])
+        if control["algorithm"] == "dqn":
+            grid = np.asarray(control["grid"], np.float32)
+            return dqn.make_act(network, grid, (grid - x_mean[ds:]) / x_std[ds:])
+        config = bcq.BCQConfig(phi=control["phi"])
+        nets = bcq.make_nets(network, len(control["low"]), config, arch["vae_hidden"],
+                             arch["actor_hidden"], arch["features"])
+        return bcq.make_act(nets, control["eval_samples"], np.asarray(control["low"], np.float32),
+                            np.asarray(control["high"], np.float32), x_mean[ds:], x_std[ds:])
+
+    @property
+    def critic_params(self):
+        """The parameters of G (all seeds): BCQ's first critic for a BCQ model."""
+        if self.control is not None and self.control["algorithm"] == "bcq":
+            return jax.tree_util.tree_map(lambda p: p[:, 0], self.params["critic"])
+        return self.params
+
+    def policy(self, reward: Reward, seed: int = 0, key: int = 0) -> "Policy":
+        """The zero-shot policy of ``reward`` (a callable as in ``q_values``), network ``seed``."""
+        if self.control is None:
+            raise ValueError(f"the {self.method!r} model evaluates a fixed target policy and has no "
+                             f"policy of its own; train a control model with `resolvent optimize`")
+        self._check_seed(seed)
+        params = jax.tree_util.tree_map(lambda p: jnp.asarray(p[seed]), self.params)
+        ds = self.xi_features["obs"].shape[1]
+        return Policy(self._act, params, self.xi, self.encode([reward])[0],
+                      self.x_mean[:ds], self.x_std[:ds], jax.random.PRNGKey(key))
+
+    def _check_seed(self, seed: int) -> None:
+        if not 0 <= seed < self.n_seeds:
+            raise ValueError(f"seed index {seed} out of range: this model has {self.n_seeds} seeds")
 
     @property
     def n_seeds(self) -> int:
-        return int(jax.tree_util.tree_leaves(self.params)[0].shape[0])
+        return int(jax.tree_util.tree_leaves(self.critic_params)[0].shape[0])
 
     def normalise(self, obs, actions) -> jax.Array:
         x = jnp.concatenate([jnp.asarray(obs, jnp.float32), jnp.asarray(actions, jnp.float32)], -1)
@@ -97,7 +144,7 @@ class OperatorModel:
             raise ValueError(f"observations must have shape (b, {ds}), got {obs.shape}")
         if actions.ndim != 2 or actions.shape != (len(obs), da):
             raise ValueError(f"actions must have shape ({len(obs)}, {da}), got {actions.shape}")
-        return self._apply(self.params, self.normalise(obs, actions), self.xi, enc)
+        return self._apply(self.critic_params, self.normalise(obs, actions), self.xi, enc)
 
     def q_values(self, reward: Reward, observations, actions, seed: int | None = 0) -> np.ndarray:
         """Q-values of the target policy for ``reward`` at (observations, actions).
@@ -107,8 +154,7 @@ class OperatorModel:
         q = np.asarray(self.q_from_encodings(self.encode([reward]), observations, actions))[..., 0]
         if seed is None:
             return q
-        if not 0 <= seed < self.n_seeds:
-            raise ValueError(f"seed index {seed} out of range: this model has {self.n_seeds} seeds")
+        self._check_seed(seed)
         return q[seed]
 
     def family_reward(self, param: float) -> Reward:
@@ -120,7 +166,7 @@ class OperatorModel:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         meta = {"method": self.method, "family": self.family, "gamma": self.gamma,
-                "arch": self.arch, "ridge": self.ridge}
+                "arch": self.arch, "ridge": self.ridge, "control": self.control}
         arrays = {"x_mean": self.x_mean, "x_std": self.x_std,
                   **{f"xi_{k}": np.asarray(v) for k, v in self.xi_features.items()}}
         if self.fit_features is not None:
@@ -146,12 +192,37 @@ class OperatorModel:
             raise CheckpointError(f"the saved {method!r} model in {d} is corrupt or incomplete "
                                   f"({type(e).__name__}: {e}); retrain it") from None
         pick = lambda prefix: {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}  # noqa: E731
-        meta["arch"]["hidden"] = tuple(meta["arch"]["hidden"])
+        meta["arch"] = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["arch"].items()}
         return cls(method=meta["method"], family=meta["family"], gamma=meta["gamma"],
                    arch=meta["arch"], params=params, xi_features=pick("xi_"),
                    x_mean=arrays["x_mean"], x_std=arrays["x_std"],
                    fit_features=pick("fit_") or None, basis=arrays.get("basis"),
-                   ridge=meta.get("ridge", 1e-3))
+                   ridge=meta.get("ridge", 1e-3), control=meta.get("control"))
+
+
+class Policy:
+    """A zero-shot policy for one reward: ``policy(observation) -> action``.
+
+    Takes one observation (ds,) or a batch (n, ds) and returns actions (da,) or (n, da),
+    within the action bounds, for a Gymnasium environment of the model's family.
+    """
+
+    def __init__(self, act, params, xi, enc, s_mean, s_std, key):
+        self._act, self.params, self.xi, self.enc = act, params, xi, enc       # enc: (m,)
+        self.s_mean, self.s_std, self.key = s_mean, s_std, key
+
+    def __call__(self, observation) -> np.ndarray:
+        obs = np.asarray(observation, np.float32)
+        single = obs.ndim == 1
+        obs = obs[None] if single else obs
+        if obs.ndim != 2 or obs.shape[1] != len(self.s_mean):
+            raise ValueError(f"observation must have shape ({len(self.s_mean)},) or "
+                             f"(n, {len(self.s_mean)}), got {np.shape(observation)}")
+        self.key, k = jax.random.split(self.key)
+        s = (jnp.asarray(obs) - self.s_mean) / self.s_std                      # (n, ds)
+        enc = jnp.broadcast_to(self.enc, (len(obs),) + self.enc.shape)       # (n, m)
+        a = np.asarray(self._act(self.params, s, self.xi, enc, k))            # (n, da)
+        return a[0] if single else a
 
 
 def _atomic_write(path: Path, write) -> None:

@@ -1,5 +1,7 @@
-"""Monte-Carlo ground truth and metrics."""
+"""Monte-Carlo ground truth, metrics, episodic returns in the real environment."""
 from resolvent.evaluation.ground_truth import (GroundTruth, horizon, load_ground_truth, mse,
                                                rollout_ground_truth)
+from resolvent.evaluation.returns import Rollout, actor_returns, episodic_returns, rollout
 
-__all__ = ["GroundTruth", "horizon", "load_ground_truth", "mse", "rollout_ground_truth"]
+__all__ = ["GroundTruth", "Rollout", "actor_returns", "episodic_returns", "horizon",
+           "load_ground_truth", "mse", "rollout", "rollout_ground_truth"]

@@ -62,8 +62,9 @@ class EvaluateConfig:
         get_family(self.family)
         check_kind(self.dataset)
         for m in self.methods:
-            if m not in NETWORKS:
-                raise ValueError(f"unknown method {m!r}; known: {sorted(NETWORKS)}")
+            if m not in METHODS:
+                hint = " (a control network: use `resolvent optimize`)" if m in NETWORKS else ""
+                raise ValueError(f"unknown method {m!r} for evaluation{hint}; known: {list(METHODS)}")
         if not self.methods:
             raise ValueError("no method given")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",

@@ -1,4 +1,5 @@
-"""Plots read run files: average MSE against training steps, mean and spread over seeds."""
+"""Plots read run files: average MSE (evaluate) or episodic return (optimize) against training
+steps, mean and spread over seeds."""
 from __future__ import annotations
 
 import json
@@ -14,8 +15,9 @@ import numpy as np  # noqa: E402
 from resolvent.experiments.rundir import RunDir  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
-          "vanilla": "Vanilla operator", "sf": "Successor features"}
-COLORS = {"attention": "tab:red", "linear": "tab:blue", "vanilla": "tab:green", "sf": "tab:gray"}
+          "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator"}
+COLORS = {"attention": "tab:red", "linear": "tab:blue", "vanilla": "tab:green", "sf": "tab:gray",
+          "maxout": "tab:red"}
 
 
 def curves(rows: list[dict], metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -64,8 +66,9 @@ FAMILY_ORDER = ("pendulum-angle", "halfcheetah-vel", "ant-dir")
 KIND_ORDER = ("replay", "expert", "medium")
 
 
-def find_runs(root: str | Path, task: str = "evaluate") -> dict[tuple[str, str], Path]:
-    """(family, dataset) -> run directory, for every finished run of ``task`` under ``root``."""
+def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple[str, str], Path]:
+    """(family, dataset) -> run directory, for every finished run of ``task`` under ``root``
+    (whose config passes ``keep``, when given)."""
     runs = {}
     for cfg_path in sorted(Path(root).rglob("config.json")):
         try:
@@ -73,6 +76,8 @@ def find_runs(root: str | Path, task: str = "evaluate") -> dict[tuple[str, str],
         except (OSError, ValueError):
             continue
         if not isinstance(cfg, dict) or cfg.get("task", "evaluate") != task or "family" not in cfg:
+            continue
+        if keep is not None and not keep(cfg):
             continue
         if (cfg_path.parent / "metrics.jsonl").is_file():
             runs[(cfg["family"], cfg["dataset"])] = cfg_path.parent
@@ -109,9 +114,75 @@ def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path
                 labels.append(lab)
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / name
-    fig.savefig(path, dpi=110)
+    return save_figure(fig, Path(out) / name)
+
+
+def save_figure(fig, path: Path, dpi: int = 110) -> Path:
+    """Write ``fig`` to ``path`` (creating its folder) and close it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
     plt.close(fig)
     return path
+
+
+def draw_returns(ax, rows: list[dict], reward: str, reference: float | None, title: str) -> None:
+    """Return under ``reward`` ("original" or a test reward's name): mean and std over seeds."""
+    picked = [{**r, "value": r["return"] if reward == "original" else r["test_returns"][reward]}
+              for r in rows if reward == "original" or reward in r.get("test_returns", {})]
+    for method, (steps, vals) in curves(picked, "value").items():
+        mean, std = vals.mean(0), vals.std(0)
+        ax.plot(steps, mean, label=LABELS.get(method, method), color=COLORS.get(method))
+        ax.fill_between(steps, mean - std, mean + std, alpha=0.2, color=COLORS.get(method))
+    if reference is not None:
+        ax.axhline(reference, color="k", ls="--", lw=1, label="TD3 target policy")
+    ax.set_xlabel("training steps")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3)
+
+
+def plot_returns(run_dir: str | Path, name: str = "returns.png") -> Path:
+    """Episodic return along training under the original and each logged test reward, as in
+    the paper's policy-optimisation figure, with the TD3 target policy as a reference line."""
+    run = RunDir(run_dir)
+    cfg = json.loads(run.config_path.read_text())
+    res_path = run.path / "results.json"
+    res = json.loads(res_path.read_text()) if res_path.is_file() else {}
+    rows = run.read_metrics()
+    tests = sorted({k for r in rows for k in r.get("test_returns", {})},
+                   key=lambda k: float(k.split("=")[-1]) if "=" in k else 0.0)
+    panels = ["original", *tests]
+    refs = {"original": res.get("target_return"), **res.get("target_test_returns", {})}
+    fig, axes = plt.subplots(1, len(panels), figsize=(4.2 * len(panels), 3.6), squeeze=False)
+    for ax, reward in zip(axes[0], panels):
+        label = "original reward" if reward == "original" else f"test reward {reward}"
+        draw_returns(ax, rows, reward, refs.get(reward), f"{cfg['family']} / {cfg['dataset']}\n{label}")
+    axes[0][0].set_ylabel("episodic return (mean ± std over seeds)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, run.path / name, dpi=120)
+
+
+def plot_run(run_dir: str | Path) -> Path:
+    """The plot of a run directory, whichever its task."""
+    cfg = json.loads(RunDir(run_dir).config_path.read_text())
+    return plot_returns(run_dir) if cfg.get("task") == "optimize" else plot_mse(run_dir)
+
+
+def figure_opi(root: str | Path, out: str | Path, name: str = "opi.png") -> Path:
+    """The paper's policy-optimisation figure from finished optimize runs: one panel per
+    family, episodic return under the original reward against steps, max-out and vanilla
+    (mean and std over seeds), the TD3 target policy as a dashed line. Single-reward
+    baseline runs (fixed ``train_params``) are left out."""
+    runs = find_runs(root, "optimize", keep=lambda cfg: not cfg.get("train_params"))
+    if not runs:
+        raise FileNotFoundError(f"no finished optimize runs (config.json + metrics.jsonl) under {root}")
+    keys = sorted(runs, key=lambda k: (FAMILY_ORDER.index(k[0]) if k[0] in FAMILY_ORDER else 9, k[1]))
+    fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.6), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        res_path = runs[key] / "results.json"
+        ref = json.loads(res_path.read_text()).get("target_return") if res_path.is_file() else None
+        draw_returns(ax, RunDir(runs[key]).read_metrics(), "original", ref, f"{key[0]} / {key[1]}")
+    axes[0][0].set_ylabel("episodic return (original reward)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return save_figure(fig, Path(out) / name)

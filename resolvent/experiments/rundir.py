@@ -35,6 +35,21 @@ class RunDir:
         tmp.write_text(json.dumps(obj, indent=2) + "\n")
         os.replace(tmp, self.path / name)
 
+    def start(self, cfg, config_cls, resume: bool):
+        """The configuration to run: the run's own when resuming (it wins over ``cfg``), else
+        ``cfg``, refusing to overwrite a directory that already holds a run."""
+        if resume:
+            return config_cls.from_dict(self.read_config())
+        if self.config_path.exists():
+            raise FileExistsError(f"{self.path} already holds a run; pass --resume to continue it "
+                                  f"or choose another --out")
+        return cfg
+
+    def previous_methods(self) -> dict:
+        """The ``methods`` entry of an earlier results.json, or {}."""
+        path = self.path / "results.json"
+        return json.loads(path.read_text()).get("methods", {}) if path.is_file() else {}
+
     def read_config(self) -> dict:
         if not self.config_path.is_file():
             raise FileNotFoundError(f"{self.path} has no config.json: nothing to resume")

@@ -1,6 +1,7 @@
-"""Operator networks: attention, linear decomposition, vanilla DeepONet, successor features."""
+"""Operator networks: attention, linear decomposition, vanilla DeepONet, successor features, max-out."""
 from resolvent.operators.networks import (MLP, NETWORKS, AttentionOperator, LinearOperator,
-                                          SuccessorFeatures, VanillaOperator, make_network)
+                                          MaxOutOperator, SuccessorFeatures, VanillaOperator,
+                                          make_network)
 
-__all__ = ["MLP", "NETWORKS", "AttentionOperator", "LinearOperator", "SuccessorFeatures",
-           "VanillaOperator", "make_network"]
+__all__ = ["MLP", "NETWORKS", "AttentionOperator", "LinearOperator", "MaxOutOperator",
+           "SuccessorFeatures", "VanillaOperator", "make_network"]

@@ -1,5 +1,7 @@
 """Operator networks ``G[r](x)``: the reward enters only through an encoding ``e`` of it.
 
+Policy evaluation: attention, linear, vanilla, successor features; control: max-out.
+
 For the operator networks e = r(xi_1..xi_m), its values at m reference points; for the
 successor-features baseline e = w, the reward's weights on the basis (see ``algorithms/sf.py``).
 Every network maps x (b, dx), reference points xi (m, dx) and encodings e (R, m or d) to
@@ -75,18 +77,60 @@ class VanillaOperator(nn.Module):
 
         G[r](x) = phi(r(xi_1..xi_m))^T psi(x) + b
 
-    a branch net phi over the reward's values and a trunk net psi over x.
+    a branch net phi over the reward's values and a trunk net psi over x. With
+    ``paired=True`` row i of x goes with reward i only (r_xi (b, m)) and the output is (b,).
     """
 
     hidden: Sequence[int] = (256, 256)
     features: int = 64
 
     @nn.compact
-    def __call__(self, x, xi, r_xi):
-        branch = MLP(self.hidden, self.features, name="branch")(r_xi)   # (R, F)
+    def __call__(self, x, xi, r_xi, paired: bool = False):
+        branch = MLP(self.hidden, self.features, name="branch")(r_xi)   # (R, F) or (b, F)
         trunk = MLP(self.hidden, self.features, name="trunk")(x)        # (b, F)
         bias = self.param("bias", nn.initializers.zeros, ())
+        if paired:
+            return jnp.sum(trunk * branch, axis=-1) + bias               # (b,)
         return trunk @ branch.T + bias                                   # (b, R)
+
+
+class MaxOutOperator(nn.Module):
+    """Max-out of K attention operators for control (paper Eq. "max-out design"):
+
+        G[r](x) = 1/(1-gamma) max_k sum_j softmax_j(f_k(xi_j)^T g_k(x) / sqrt(F)) r(xi_j)
+
+    Every copy weighs the same m reference points, so G is sub-linear, positively
+    homogeneous, monotone and G[a r + c] = a G[r] + c/(1-gamma) for a >= 0, exactly (paper
+    Proposition 2). The K copies share the hidden layers of f and of g and differ in their
+    last layer (K F outputs), so a forward pass costs about one attention operator's; the
+    attention weights (b, K, m) are computed once and applied to every reward, since each copy
+    is linear in r. With ``paired=True`` row i of x goes with reward i only: r_xi (b, m) -> (b,).
+    """
+
+    gamma: float = 0.99
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+    heads: int = 8
+
+    def setup(self):
+        self.f = MLP(self.hidden, self.heads * self.features)
+        self.g = MLP(self.hidden, self.heads * self.features)
+
+    def weights(self, x, xi):
+        """The K copies' attention weights over the reference points: (b, K, m)."""
+        k, f = self.heads, self.features
+        fx = self.f(xi).reshape(xi.shape[0], k, f)                               # (m, K, F)
+        gx = self.g(x).reshape(x.shape[0], k, f)                                 # (b, K, F)
+        logits = jnp.einsum("bkf,mkf->bkm", gx, fx) / jnp.sqrt(f)                # (b, K, m)
+        return jax.nn.softmax(logits, axis=-1)
+
+    def __call__(self, x, xi, r_xi, paired: bool = False):
+        w = self.weights(x, xi)                                                  # (b, K, m)
+        if paired:
+            g = jnp.einsum("bkm,bm->bk", w, r_xi)                                # (b, K)
+        else:
+            g = jnp.einsum("bkm,rm->bkr", w, r_xi)                               # (b, K, R)
+        return jnp.max(g, axis=1) / (1.0 - self.gamma)                           # (b,) or (b, R)
 
 
 class SuccessorFeatures(nn.Module):
@@ -107,14 +151,19 @@ class SuccessorFeatures(nn.Module):
 
 
 NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
-            "vanilla": VanillaOperator, "sf": SuccessorFeatures}
+            "vanilla": VanillaOperator, "sf": SuccessorFeatures, "maxout": MaxOutOperator}
 
 
-def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int):
-    """The network of ``method`` with the experiment's sizes."""
+def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
+                 heads: int = 8):
+    """The network of ``method`` with the experiment's sizes (``heads``: max-out's K)."""
     if method not in NETWORKS:
         raise ValueError(f"unknown method {method!r}; known: {sorted(NETWORKS)}")
     hidden = tuple(hidden)
+    if method == "maxout":
+        if heads < 1:
+            raise ValueError(f"heads (max-out's K) must be >= 1, got {heads}")
+        return MaxOutOperator(gamma=gamma, hidden=hidden, features=features, heads=heads)
     if method in ("attention", "linear"):
         return NETWORKS[method](gamma=gamma, hidden=hidden, features=features)
     if method == "vanilla":

@@ -84,6 +84,8 @@ def test_corrupt_checkpoint_is_reported_and_kept(tmp_path, monkeypatch):
 def test_bad_config_is_rejected():
     with pytest.raises(ValueError, match="unknown method 'transformer'"):
         EvaluateConfig(methods=("transformer",))
+    with pytest.raises(ValueError, match="resolvent optimize"):
+        EvaluateConfig(methods=("maxout",))
     with pytest.raises(ValueError, match="unknown dataset kind 'random'"):
         EvaluateConfig(dataset="random")
     with pytest.raises(ValueError, match="unknown reward family"):

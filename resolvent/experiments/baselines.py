@@ -1,0 +1,111 @@
+"""Single-reward baselines: what zero-shot transfer costs.
+
+For each of an optimize experiment's logged test rewards r_theta (the same stratified draw,
+same seed), a policy trained for r_theta ALONE:
+
+- ``offline``: the same offline algorithm (operator DQN / BCQ, same networks and budget) on
+  the same dataset relabelled with r_theta only (``OptimizeConfig.train_params = (theta,)``);
+- ``td3``: TD3 (sbx) trained online in the environment whose reward is r_theta (a Gymnasium
+  wrapper computing the family's reward from each step), as the family's target policy was
+  for the original reward; needs the ``train`` extra.
+
+Both are scored like the zero-shot policies: mean return over the same evaluation episodes
+(same reset seeds) under r_theta. ``baselines.json`` gathers, per test reward, the zero-shot
+returns of the optimize run (when given) next to the baselines'.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from resolvent.evaluation import actor_returns
+from resolvent.experiments.optimize import (OptimizeConfig, eval_seed, run_optimize,
+                                            stratified_test_params)
+from resolvent.experiments.rundir import RunDir
+from resolvent.families import RewardFamily, get_family
+
+KINDS = ("offline", "td3")
+
+
+class FamilyReward(gym.Wrapper):
+    """The base environment with its reward replaced by the family member ``param``."""
+
+    def __init__(self, env: gym.Env, family: RewardFamily, param: float):
+        super().__init__(env)
+        self.family, self.param, self._obs = family, jnp.float32(param), None
+
+    def reset(self, **kwargs):
+        obs, info = self.env.reset(**kwargs)
+        self._obs = obs
+        return obs, info
+
+    def step(self, action):
+        obs, _, term, trunc, info = self.env.step(action)
+        feats = {"obs": np.asarray(self._obs, np.float32)[None],
+                 "action": np.asarray(action, np.float32).reshape(1, -1),
+                 "next_obs": np.asarray(obs, np.float32)[None]}
+        feats.update({k: np.asarray([float(term) if k == "terminated" else info[k]], np.float32)
+                      for k in self.family.extras})
+        self._obs = obs
+        return obs, float(self.family.reward(self.param, feats)[0]), term, trunc, info
+
+
+def reward_env_id(family: RewardFamily, param: float) -> str:
+    """A registered Gymnasium id for the base environment with reward ``param``."""
+    env_id = f"resolvent/{family.name}-param{param:.4f}-v0"
+    if env_id not in gym.registry:
+        gym.register(env_id, entry_point=lambda **kw: FamilyReward(gym.make(family.env_id), family, param),
+                     max_episode_steps=None)
+    return env_id
+
+
+def logged_test_rewards(cfg: OptimizeConfig) -> tuple[list[str], np.ndarray]:
+    """The optimize experiment's logged test rewards: names and parameters."""
+    family = get_family(cfg.family)
+    _, k_test = jax.random.split(jax.random.PRNGKey(cfg.seed))
+    params = stratified_test_params(family, k_test, cfg.n_return_rewards)
+    return [f"{family.param_name}={p:+.3f}" for p in params], params
+
+
+def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: int | None = None,
+                  zero_shot: str | Path | None = None) -> dict:
+    """Train the single-reward baselines of ``cfg``'s test rewards into ``out``; baselines.json."""
+    for k in kinds:
+        if k not in KINDS:
+            raise ValueError(f"unknown baseline kind {k!r}; known: {list(KINDS)}")
+    family = get_family(cfg.family)
+    run = RunDir(out)
+    path = run.path / "baselines.json"
+    summary = json.loads(path.read_text()) if path.is_file() else {}
+    summary.update(family=cfg.family, dataset=cfg.dataset, config=cfg.to_dict())
+    rewards = summary.setdefault("rewards", {})
+    if zero_shot is not None:
+        res = json.loads((Path(zero_shot) / "results.json").read_text())
+        for m, r in res["methods"].items():
+            for name, v in r["test_returns"].items():
+                rewards.setdefault(name, {})[f"zero-shot {m}"] = v
+    names, params = logged_test_rewards(cfg)
+    for name, param in zip(names, params):
+        entry = rewards.setdefault(name, {})
+        if "offline" in kinds:
+            sub = run.path / f"offline-{name}"
+            single = dataclasses.replace(cfg, train_params=(float(param),))
+            res = run_optimize(single, sub, resume=(sub / "config.json").is_file())
+            for m, r in res["methods"].items():
+                entry[f"offline {m} (this reward only)"] = r["test_returns"][name]
+        if "td3" in kinds:
+            from resolvent.policies.td3 import train_td3
+            fam = dataclasses.replace(family, env_id=reward_env_id(family, float(param)))
+            actor, _ = train_td3(fam, steps=td3_steps, seed=cfg.seed, out_dir=run.path / f"td3-{name}")
+            ret = actor_returns(family, actor, [family.reward_callable(float(param))],
+                                cfg.eval_episodes, eval_seed(cfg))[0]
+            entry["td3 online (this reward only)"] = [float(ret.mean())]
+        run.write_json("baselines.json", summary)
+    run.write_json("baselines.json", summary)
+    return summary

@@ -1,0 +1,348 @@
+"""Reward transfer for offline policy optimisation, end to end (paper, section 6.2).
+
+For one family and dataset kind: load the offline dataset, draw 32 training rewards and m
+reference points; train every method's control operator (all seeds at once, vmapped) with
+operator DQN on a discretised action grid (one action dimension: Pendulum) or operator BCQ
+(continuous actions: HalfCheetah, Ant); along training, run the greedy policy of each seed in
+the real environment, several episodes in lockstep, and log its episodic return under the
+family's original reward and under ``n_return_rewards`` test rewards, zero-shot: the same
+network, fed each reward's values at the reference points. The TD3 target policy's return
+under the same rewards is the reference. Checkpoints, resume, inference models (with
+``policy(reward)``), results.json and the plot ``returns.png`` as in ``evaluate``.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import gymnasium as gym
+import jax
+import jax.numpy as jnp
+import numpy as np
+from tqdm.auto import tqdm
+
+from resolvent.algorithms import bcq, dqn
+from resolvent.data import check_kind, load_transitions, reference_indices
+from resolvent.evaluation import actor_returns, episodic_returns
+from resolvent.experiments.rundir import RunDir
+from resolvent.families import get_family
+from resolvent.model import OperatorModel
+from resolvent.operators import make_network
+from resolvent.policies import load_target_policy
+
+METHODS = ("maxout", "vanilla")
+ALGORITHMS = ("auto", "dqn", "bcq")
+
+
+@dataclass(frozen=True)
+class OptimizeConfig:
+    """An offline-policy-optimisation experiment (the paper's hyper-parameters, else BCQ's)."""
+
+    family: str = "pendulum-angle"     # reward family
+    dataset: str = "expert"            # dataset kind: replay, expert or medium
+    methods: tuple[str, ...] = METHODS  # critic operator networks: maxout, vanilla
+    algorithm: str = "auto"            # dqn, bcq, or auto: dqn for one action dimension
+    seeds: int = 3                     # network seeds, trained at once (vmapped)
+    seed: int = 0                      # experiment seed: rewards, reference points, networks
+    data_seed: int = 0                 # seed of the dataset's behaviour rollouts
+    steps: int = 15_000                # training steps per method
+    eval_every: int = 1_000            # steps between evaluations in the environment
+    checkpoint_every: int = 5_000      # steps between checkpoints (a multiple of eval_every)
+    eval_episodes: int = 5             # episodes per policy and reward at each evaluation
+    n_return_rewards: int = 3          # test rewards whose returns are logged
+    m: int = 128                       # reference points
+    n_train_rewards: int = 32          # training rewards
+    train_params: tuple[float, ...] = ()  # fixed training rewards' parameters instead of
+    # n_train_rewards sampled ones: (theta,) trains for one reward alone (single-reward baseline)
+    gamma: float = 0.99                # discount
+    lr: float = 1e-3                   # Adam learning rate
+    tau: float = 0.005                 # target network Polyak rate
+    batch_size: int = 256              # transitions per step
+    hidden: tuple[int, ...] = (256, 256)  # hidden layers of the operator networks
+    features: int = 64                 # output features of f, g (per max-out copy), DeepONet
+    heads: int = 8                     # max-out copies K
+    n_actions: int = 11                # DQN: grid actions per action dimension
+    double: bool = False               # DQN: Double DQN target (online argmax, target value)
+    phi: float = 0.05                  # BCQ: largest perturbation (fraction of the bound)
+    lmbda: float = 0.75                # BCQ: clipped double-Q weight
+    n_samples: int = 10                # BCQ: VAE samples per next state in the target
+    eval_samples: int = 100            # BCQ: VAE samples per state when acting
+    vae_hidden: tuple[int, ...] = (750, 750)     # BCQ: VAE encoder and decoder
+    actor_hidden: tuple[int, ...] = (400, 300)   # BCQ: perturbation operator's MLPs
+
+    def __post_init__(self):
+        get_family(self.family)
+        check_kind(self.dataset)
+        if not self.methods:
+            raise ValueError("no method given")
+        for m in self.methods:
+            if m not in METHODS:
+                raise ValueError(f"unknown method {m!r} for optimize; known: {list(METHODS)}")
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(f"unknown algorithm {self.algorithm!r}; known: {list(ALGORITHMS)}")
+        for name in ("seeds", "steps", "eval_every", "checkpoint_every", "eval_episodes", "m",
+                     "n_train_rewards", "batch_size", "heads", "n_samples", "eval_samples"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.n_return_rewards < 0:
+            raise ValueError(f"n_return_rewards must be >= 0, got {self.n_return_rewards}")
+        if self.n_actions < 2:
+            raise ValueError(f"n_actions must be >= 2, got {self.n_actions}")
+        if self.checkpoint_every % self.eval_every:
+            raise ValueError("checkpoint_every must be a multiple of eval_every")
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "OptimizeConfig":
+        known = {f.name for f in fields(cls)}
+        if d.get("task", "optimize") != "optimize":
+            raise ValueError(f"this is a {d['task']!r} run, not an optimize run")
+        unknown = set(d) - known - {"task"}
+        if unknown:
+            raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in known})
+
+    def to_dict(self) -> dict:
+        return {"task": "optimize", **asdict(self)}
+
+
+@dataclass
+class ControlProblem:
+    """What the methods share: data on device, rewards, reference points, action space."""
+
+    family: object
+    algorithm: str               # "dqn" or "bcq"
+    features: dict               # raw transition quantities (actions on the grid for DQN)
+    s: jax.Array                 # (n, ds) normalised states
+    next_s: jax.Array            # (n, ds)
+    x: jax.Array                 # (n, dx) normalised (s, a)
+    done: jax.Array              # (n,)
+    x_mean: np.ndarray           # (dx,)
+    x_std: np.ndarray            # (dx,)
+    low: np.ndarray              # (da,) action bounds
+    high: np.ndarray
+    grid: np.ndarray | None      # DQN: (A, da) grid actions
+    ref_idx: np.ndarray          # (m,)
+    r_train: jax.Array           # (R, n)
+    return_names: list[str]      # "original", then the test rewards
+    return_params: np.ndarray    # (1 + n_return_rewards,)
+    target_returns: dict         # name -> the TD3 target's mean return
+
+    @property
+    def ds(self) -> int:
+        return self.s.shape[1]
+
+    @property
+    def enc_train(self) -> jax.Array:
+        return self.r_train[:, self.ref_idx]                             # (R, m)
+
+    @property
+    def xi(self) -> jax.Array:
+        return self.x[self.ref_idx]                                      # (m, dx)
+
+    def norm_s(self, obs) -> jax.Array:
+        return (jnp.asarray(obs, jnp.float32) - self.x_mean[:self.ds]) / self.x_std[:self.ds]
+
+
+def resolve_algorithm(cfg: OptimizeConfig, action_dim: int) -> str:
+    if cfg.algorithm != "auto":
+        return cfg.algorithm
+    return "dqn" if action_dim == 1 else "bcq"
+
+
+def prepare(cfg: OptimizeConfig, progress: bool = True) -> ControlProblem:
+    """Dataset, rewards, reference points, action grid and the target's reference returns."""
+    family = get_family(cfg.family)
+    actor = load_target_policy(family.name)
+    data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
+    space = gym.make(family.env_id).action_space
+    low, high = space.low.astype(np.float32), space.high.astype(np.float32)
+    algorithm = resolve_algorithm(cfg, len(low))
+    features = {k: np.asarray(data[k]) for k in family.feature_keys}
+    grid = None
+    if algorithm == "dqn":
+        grid = dqn.action_grid(low, high, cfg.n_actions)                 # (A, da)
+        features["action"] = grid[dqn.nearest_actions(features["action"], grid)]
+    x_raw = np.concatenate([features["obs"], features["action"]], -1)    # (n, dx)
+    # a (near-)constant input in the data (Ant's contact forces) keeps scale 1: the policy
+    # meets other values in the environment, which must not be blown up by 1/std
+    std = x_raw.std(0)
+    x_mean, x_std = x_raw.mean(0).astype(np.float32), np.where(std < 1e-3, 1.0, std).astype(np.float32)
+    ds = features["obs"].shape[1]
+    k_train, k_test = jax.random.split(jax.random.PRNGKey(cfg.seed))
+    train_params = (jnp.asarray(cfg.train_params, jnp.float32) if cfg.train_params
+                    else family.sample(k_train, cfg.n_train_rewards, "train"))
+    test_params = stratified_test_params(family, k_test, cfg.n_return_rewards)
+    return_params = np.concatenate([[family.original_param], test_params]).astype(np.float32)
+    names = ["original"] + [f"{family.param_name}={p:+.3f}" for p in test_params]
+    target = actor_returns(family, actor, [family.reward_callable(p) for p in return_params],
+                           max(cfg.eval_episodes, 10), eval_seed(cfg), progress).mean(1)
+    return ControlProblem(
+        family=family, algorithm=algorithm, features=features,
+        s=jnp.asarray((features["obs"] - x_mean[:ds]) / x_std[:ds]),
+        next_s=jnp.asarray((features["next_obs"] - x_mean[:ds]) / x_std[:ds]),
+        x=jnp.asarray((x_raw - x_mean) / x_std), done=jnp.asarray(data["terminated"], jnp.float32),
+        x_mean=x_mean, x_std=x_std, low=low, high=high, grid=grid,
+        ref_idx=reference_indices(len(x_raw), cfg.m, cfg.seed),
+        r_train=family.rewards(train_params, {k: jnp.asarray(v) for k, v in features.items()}),
+        return_names=names, return_params=return_params,
+        target_returns={n: float(v) for n, v in zip(names, target)})
+
+
+def stratified_test_params(family, key: jax.Array, n: int) -> np.ndarray:
+    """n test parameters, the k-th uniform in the k-th of n equal slices of the test range:
+    drawn from the test distribution, yet spread over it."""
+    lo, hi = family.test_range
+    u = np.asarray(jax.random.uniform(key, (n,)))
+    return (lo + (np.arange(n) + u) / max(n, 1) * (hi - lo)).astype(np.float32)
+
+
+def eval_seed(cfg: OptimizeConfig) -> int:
+    """Reset seed of the evaluation episodes: the same starts at every evaluation."""
+    return 7_000 + cfg.seed
+
+
+def arch(cfg: OptimizeConfig) -> dict:
+    return {"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": 0, "heads": cfg.heads,
+            "vae_hidden": tuple(cfg.vae_hidden), "actor_hidden": tuple(cfg.actor_hidden)}
+
+
+def control_meta(cfg: OptimizeConfig, p: ControlProblem) -> dict:
+    """What an inference model needs to act (saved with it)."""
+    meta = {"algorithm": p.algorithm, "low": p.low.tolist(), "high": p.high.tolist()}
+    if p.algorithm == "dqn":
+        meta["grid"] = p.grid.tolist()
+    else:
+        meta.update(phi=cfg.phi, eval_samples=cfg.eval_samples)
+    return meta
+
+
+class Method:
+    """One method's trainer, initializer, data and acting function, for either algorithm."""
+
+    def __init__(self, method: str, cfg: OptimizeConfig, p: ControlProblem):
+        network = make_network(method, cfg.gamma, cfg.hidden, cfg.features, 0, cfg.heads)
+        self.act = OperatorModel.make_act(network, arch(cfg), control_meta(cfg, p), p.x_mean, p.x_std)
+        if p.algorithm == "dqn":
+            config = dqn.DQNConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size,
+                                   double=cfg.double)
+            grid_norm = (p.grid - p.x_mean[p.ds:]) / p.x_std[p.ds:]
+            self.data = dqn.DQNData(x=p.x, next_s=p.next_s, actions=jnp.asarray(grid_norm),
+                                    rewards=p.r_train, done=p.done, xi=p.xi, enc=p.enc_train)
+            self.init = dqn.make_initializer(network, config)
+            self.train = dqn.make_trainer(network, config, cfg.eval_every)
+            self.policy_params = lambda state: state.params  # noqa: E731
+            return
+        config = bcq.BCQConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size,
+                               phi=cfg.phi, lmbda=cfg.lmbda, n_samples=cfg.n_samples,
+                               eval_samples=cfg.eval_samples)
+        nets = bcq.make_nets(network, len(p.low), config, cfg.vae_hidden, cfg.actor_hidden, cfg.features)
+        a_shift, a_scale = bcq.action_affine(p.low, p.high, p.x_mean[p.ds:], p.x_std[p.ds:])
+        a_unit = 2.0 * (p.features["action"] - p.low) / (p.high - p.low) - 1.0
+        self.data = bcq.BCQData(s=p.s, a=jnp.asarray(a_unit, jnp.float32), next_s=p.next_s,
+                                rewards=p.r_train, done=p.done, xi=p.xi, enc=p.enc_train,
+                                a_shift=a_shift, a_scale=a_scale)
+        self.init = bcq.make_initializer(nets, config)
+        self.train = bcq.make_trainer(nets, config, cfg.eval_every)
+        self.policy_params = bcq.policy_params
+
+
+def returns_of(method: Method, params, cfg: OptimizeConfig, p: ControlProblem, key: jax.Array,
+               desc: str) -> np.ndarray:
+    """Mean episodic returns (S, 1 + n_return_rewards) of every seed's zero-shot policies."""
+    n_rew, n_ep = len(p.return_params), cfg.eval_episodes
+    rewards = [p.family.reward_callable(v) for v in p.return_params]
+    enc = jnp.stack([p.family.reward(jnp.float32(v), {k: jnp.asarray(a[p.ref_idx])
+                                                      for k, a in p.features.items()})
+                     for v in p.return_params])                           # (Rp, m)
+    enc_rows = jnp.repeat(enc, n_ep, axis=0)                              # (Rp E, m)
+    act = jax.jit(jax.vmap(method.act, in_axes=(0, 0, None, None, 0)))
+    counter = {"t": 0}
+
+    def policy(obs):                                                      # (S Rp, E, ds)
+        s = p.norm_s(obs).reshape(cfg.seeds, n_rew * n_ep, -1)             # (S, Rp E, ds)
+        keys = jax.random.split(jax.random.fold_in(key, counter["t"]), cfg.seeds)
+        counter["t"] += 1
+        return np.asarray(act(params, s, p.xi, enc_rows, keys)).reshape(obs.shape[:2] + (-1,))
+
+    ret = episodic_returns(p.family, policy, rewards * cfg.seeds, n_ep, eval_seed(cfg), desc)
+    return ret.mean(1).reshape(cfg.seeds, n_rew)                          # (S, Rp)
+
+
+def run_method(method: str, cfg: OptimizeConfig, p: ControlProblem, run: RunDir, resume: bool) -> dict:
+    """Train one method on all seeds, evaluating returns along training; its results entry."""
+    m = Method(method, cfg, p)
+    seed_ids = np.arange(cfg.seed, cfg.seed + cfg.seeds)
+    base = jax.random.fold_in(jax.random.PRNGKey(cfg.seed), 100 + METHODS.index(method))
+    k_init, k_train, k_eval = jax.random.split(base, 3)
+    keys = jax.vmap(lambda s: jax.random.fold_in(k_train, s))(seed_ids)   # (S, 2)
+    state = m.init(jax.vmap(lambda s: jax.random.fold_in(k_init, s))(seed_ids), m.data)
+    ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
+    if resume:
+        ckpt = run.load_checkpoint(method, ckpt) or ckpt
+        run.keep_metrics(lambda r: r.get("method") != method or r["step"] <= int(ckpt["step"]))
+    state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
+
+    def log(loss):
+        ret = returns_of(m, m.policy_params(state), cfg, p, jax.random.fold_in(k_eval, step),
+                         f"{method} returns @{step}")
+        losses = [None] * cfg.seeds if loss is None else [float(v) for v in loss]
+        run.append_metrics([{"method": method, "seed": int(s), "step": step, "return": float(r[0]),
+                             "test_returns": dict(zip(p.return_names[1:], map(float, r[1:]))),
+                             "loss": v, "seconds": round(seconds, 3)}
+                            for s, r, v in zip(seed_ids, ret, losses)])
+        return ret
+
+    ret = log(None) if step == 0 else None
+    bar = tqdm(total=cfg.steps, initial=step, desc=f"{method:>8}", unit="step", dynamic_ncols=True)
+    while step < cfg.steps:
+        t0 = time.perf_counter()
+        split = jax.vmap(jax.random.split)(keys)                         # (S, 2, 2)
+        keys, chunk_keys = split[:, 0], split[:, 1]
+        state, loss = m.train(state, m.data, chunk_keys)
+        jax.block_until_ready(loss)
+        seconds += time.perf_counter() - t0
+        step += cfg.eval_every
+        ret = log(np.asarray(loss))
+        bar.update(cfg.eval_every)
+        bar.set_postfix(ret=f"{ret[:, 0].mean():.1f}", loss=f"{float(np.mean(loss)):.3g}")
+        if step % cfg.checkpoint_every == 0 or step >= cfg.steps:
+            run.save_checkpoint(method, {"state": state, "keys": keys, "step": step, "seconds": seconds})
+    bar.close()
+    inference_model(method, cfg, p, m.policy_params(state)).save(run.path / "models")
+    if ret is None:   # resumed a finished method: read its last returns back
+        last = [r for r in run.read_metrics() if r["method"] == method and r["step"] == step]
+        ret = np.array([[r["return"], *r["test_returns"].values()] for r in last])
+    return {"return": [float(v) for v in ret[:, 0]],
+            "test_returns": {n: [float(v) for v in ret[:, i + 1]] for i, n in enumerate(p.return_names[1:])},
+            "steps": step, "seconds": round(seconds, 2)}
+
+
+def inference_model(method: str, cfg: OptimizeConfig, p: ControlProblem, params) -> OperatorModel:
+    return OperatorModel(method=method, family=cfg.family, gamma=cfg.gamma, arch=arch(cfg),
+                         params=params, xi_features={k: v[p.ref_idx] for k, v in p.features.items()},
+                         x_mean=p.x_mean, x_std=p.x_std, control=control_meta(cfg, p))
+
+
+def run_optimize(cfg: OptimizeConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
+    """Run (or resume) an experiment into ``out``; returns results.json's content."""
+    run = RunDir(out)
+    cfg = run.start(cfg, OptimizeConfig, resume)
+    p = prepare(cfg)
+    run.write_json("config.json", cfg.to_dict())
+    results = {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize",
+               "algorithm": p.algorithm, "target_return": p.target_returns["original"],
+               "target_test_returns": {n: p.target_returns[n] for n in p.return_names[1:]},
+               "methods": run.previous_methods() if resume else {}}
+    run.write_json("results.json", results)
+    for method in cfg.methods:
+        if resume and results["methods"].get(method, {}).get("steps", 0) >= cfg.steps:
+            continue
+        results["methods"][method] = run_method(method, cfg, p, run, resume)
+        run.write_json("results.json", results)
+    if plot:
+        from resolvent.experiments.plots import plot_returns
+        plot_returns(run.path)
+    return results
