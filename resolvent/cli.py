@@ -312,32 +312,27 @@ def figure():
     """The paper's figures, drawn from finished runs."""
 
 
-@figure.command("ope")
-@click.option("--runs", default="results", show_default=True, type=click.Path(file_okay=False),
-              help="folder searched (recursively) for finished evaluate runs")
-@click.option("--out", default="results", show_default=True, type=click.Path(file_okay=False))
-def figure_ope_command(runs, out):
-    """Offline policy evaluation: rows = families, columns = datasets x training/test rewards."""
-    from resolvent.experiments.plots import figure_ope
+def figure_command(name: str, task: str, drawer: str, doc: str):
+    """``resolvent figure NAME``: draw ``plots.<drawer>`` from the finished ``task`` runs."""
+    @figure.command(name, help=doc)
+    @click.option("--runs", default="results", show_default=True, type=click.Path(file_okay=False),
+                  help=f"folder searched (recursively) for finished {task} runs")
+    @click.option("--out", default="results", show_default=True, type=click.Path(file_okay=False))
+    def command(runs, out):
+        from resolvent.experiments import plots
 
-    try:
-        click.echo(figure_ope(runs, out))
-    except FileNotFoundError as e:
-        fail(str(e))
+        try:
+            click.echo(getattr(plots, drawer)(runs, out))
+        except FileNotFoundError as e:
+            fail(str(e))
+
+    return command
 
 
-@figure.command("opi")
-@click.option("--runs", default="results", show_default=True, type=click.Path(file_okay=False),
-              help="folder searched (recursively) for finished optimize runs")
-@click.option("--out", default="results", show_default=True, type=click.Path(file_okay=False))
-def figure_opi_command(runs, out):
-    """Offline policy optimisation: one panel per family, return against steps."""
-    from resolvent.experiments.plots import figure_opi
-
-    try:
-        click.echo(figure_opi(runs, out))
-    except FileNotFoundError as e:
-        fail(str(e))
+figure_command("ope", "evaluate", "figure_ope",
+               "Offline policy evaluation: rows = families, columns = datasets x training/test rewards.")
+figure_command("opi", "optimize", "figure_opi",
+               "Offline policy optimisation: one panel per family, return against steps.")
 
 
 if __name__ == "__main__":

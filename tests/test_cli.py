@@ -75,3 +75,13 @@ def test_target_retrain_runs_td3(tmp_path):
     assert res.exit_code == 0, res.output
     assert (tmp_path / "pendulum-angle.npz").exists() and (tmp_path / "pendulum-angle-replay.npz").exists()
     assert json.loads((tmp_path / "pendulum-angle.json").read_text())["td3_steps"] == 300
+
+
+def test_figure_ope_draws_from_finished_runs(run_dir, tmp_path):
+    res = CliRunner().invoke(main, ["figure", "ope", "--runs", str(run_dir.parent), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "ope.png").stat().st_size > 0
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    res = CliRunner().invoke(main, ["figure", "ope", "--runs", str(empty), "--out", str(tmp_path)])
+    assert res.exit_code != 0 and "no finished evaluate runs" in res.output

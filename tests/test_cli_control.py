@@ -80,3 +80,9 @@ def test_baselines_td3_online(run_dir, tmp_path):
     assert res.exit_code == 0, res.output
     summary = json.loads((tmp_path / "baselines.json").read_text())
     assert all("td3 online (this reward only)" in e for e in summary["rewards"].values())
+
+
+def test_figure_opi_draws_from_finished_runs(run_dir, tmp_path):
+    res = CliRunner().invoke(main, ["figure", "opi", "--runs", str(run_dir.parent), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "opi.png").stat().st_size > 0
