@@ -19,7 +19,6 @@ from tqdm.auto import tqdm
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
-from resolvent.algorithms.fqe import make_parallel_trainer
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.evaluation import load_ground_truth
 from resolvent.experiments.rundir import RunDir
@@ -184,9 +183,7 @@ def run_method(method: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume
         ckpt = run.load_checkpoint(method, ckpt) or ckpt
         run.keep_metrics(lambda r: r.get("method") != method or r["step"] <= int(ckpt["step"]))
     state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
-    # one network on a machine whose cores are XLA devices: split each batch across them
-    split = cfg.seeds == 1 and jax.local_device_count() > 1 and fqe.batch_size % jax.local_device_count() == 0
-    trainer = (make_parallel_trainer if split else make_trainer)(network, fqe, cfg.log_every)
+    trainer = make_trainer(network, fqe, cfg.log_every)
     predict = make_predictor(network)
 
     def metrics(params):
