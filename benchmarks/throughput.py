@@ -3,10 +3,12 @@
     python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3]
 
 Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, the family's
-dimensions (dx = obs + action: Pendulum 3 + 1, HalfCheetah 17 + 6, Ant 105 + 8). Prints one JSON line per network (``method``, ``steps_per_s``), the
-machine's float32 matmul rate measured in the same run, the attention step's FLOP count and
-its fraction of that rate, and, when torch is installed, the PyTorch eager reference
-(``../shared/bench/torch_reference.py``) run in the same run with the ratio to it.
+dimensions (dx = obs + action: Pendulum 3 + 1, HalfCheetah 17 + 6, Ant 105 + 8). Prints one
+JSON line per network (``method``, ``steps_per_s``), the machine's float32 matmul rate
+measured in the same run (1024-square, and the step's own largest matmul, 256 rows through a
+256x256 layer), the attention step's FLOP count, its fraction of the matmul rate and its
+ceiling (layer rate / FLOPs), and, when torch is installed, the PyTorch eager reference
+(``../shared/bench/torch_reference.py``) run in the same run with the ratios to it.
 """
 from __future__ import annotations
 
@@ -66,6 +68,25 @@ def matmul_rate(n: int = 1024, reps: int = 20) -> float:
             out = f(a)
         out.block_until_ready()
         rates.append(2 * n**3 * reps / (time.perf_counter() - t0))
+    return statistics.median(rates)
+
+
+def layer_matmul_rate(rows: int = B, width: int = HIDDEN[0], chain: int = 100, reps: int = 20) -> float:
+    """Sustained float32 FLOP/s of the step's own largest matmul, (rows, width) @ (width, width),
+    chained inside one jitted loop (no dispatch per matmul). The step's matmuls are this size or
+    smaller, so rate / step FLOPs is a practical ceiling on its steps per second (for any
+    implementation of the same math at this precision)."""
+    a = jax.random.normal(jax.random.PRNGKey(0), (rows, width), jnp.float32)
+    w = jax.random.normal(jax.random.PRNGKey(1), (width, width), jnp.float32) / width**0.5
+    f = jax.jit(lambda a, w: jax.lax.fori_loop(0, chain, lambda i, c: jnp.tanh(c @ w), a))
+    f(a, w).block_until_ready()
+    rates = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            out = f(a, w)
+        out.block_until_ready()
+        rates.append(2 * rows * width * width * chain * reps / (time.perf_counter() - t0))
     return statistics.median(rates)
 
 
@@ -129,7 +150,10 @@ def main() -> None:
                          "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
     args = ap.parse_args()
-    rate = matmul_rate()
+    rate, layer_rate = matmul_rate(), layer_matmul_rate()
+    print(json.dumps({"machine_matmul_gflops": round(rate / 1e9, 1),
+                      "layer_matmul_gflops": round(layer_rate / 1e9, 1),
+                      "layer": f"({B}, {HIDDEN[0]}) @ ({HIDDEN[0]}, {HIDDEN[0]})"}), flush=True)
     fractions: dict[tuple, dict[str, float]] = {}
     for family in args.family.split(","):
         dx = args.dx if args.dx is not None else family_dx(family)
@@ -137,7 +161,8 @@ def main() -> None:
         for method in args.methods.split(","):
             for seeds in (int(s) for s in args.seeds.split(",")):
                 for parallel in (False, True) if seeds == 1 and jax.local_device_count() > 1 else (False,):
-                    row = bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel)
+                    row = bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel,
+                                    layer_rate)
                     print(json.dumps(row), flush=True)
                     if method == "attention":
                         fractions.setdefault((seeds, row["devices"]), {})[family] = row["fraction_of_matmul_rate"]
@@ -150,7 +175,8 @@ def main() -> None:
                                   "ratio": round(frac / by_family[first], 3)}), flush=True)
 
 
-def bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel=False) -> dict:
+def bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel=False,
+              layer_rate=None) -> dict:
     sps = bench_method(method, dx, args.steps, args.reps, seeds, parallel)
     row = {"method": method, "steps_per_s": round(sps, 1), "family": family, "dx": dx,
            "seeds": seeds, "devices": jax.local_device_count() if parallel else 1}
@@ -158,9 +184,14 @@ def bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel=
         row.update({"step_gflop": round(flops / 1e9, 4),
                     "machine_matmul_gflops": round(rate / 1e9, 1),
                     "fraction_of_matmul_rate": round(sps * flops / rate, 3)})
+        if layer_rate is not None:
+            # the most any implementation could do: every FLOP at the layer matmul's rate
+            row["ceiling_steps_per_s"] = round(layer_rate / flops, 1)
         if reference is not None:
             row.update({"torch_eager_steps_per_s": reference,
                         "ratio_to_torch": round(sps / reference, 2)})
+            if layer_rate is not None:
+                row["ceiling_ratio_to_torch"] = round(layer_rate / flops / reference, 2)
     return row
 
 

@@ -11,9 +11,12 @@ for fam in $families; do
   if [ "$fam" = pendulum-angle ]; then
     budget="--steps 15000 --eval-every 1000 --checkpoint-every 5000"
     baselines="--kinds offline,td3 --methods vanilla"
-  else  # BCQ's evaluation samples 100 actions per state: 10 keeps a CPU run affordable
-    budget="--steps 15000 --eval-every 2500 --checkpoint-every 5000 --episodes 2 --eval-samples 10"
-    baselines="--kinds td3"
+  else  # BCQ's evaluation samples 100 actions per state: 10 keeps a CPU run affordable; an
+    # operator-BCQ step costs about 10 GFLOP per seed (10 VAE samples per next state through
+    # the 750-750 decoder, the perturbation operator and both critics), so on a 2-core CPU
+    # 5000 steps x 3 seeds x 2 critics take about an hour; STEPS and TD3_STEPS raise them
+    budget="--steps ${STEPS:-5000} --eval-every 1000 --checkpoint-every 1000 --episodes 2 --eval-samples 10"
+    baselines="--kinds td3 --td3-steps ${TD3_STEPS:-30000}"
   fi
   if [ ! -f "$run/returns.png" ]; then
     if [ -f "$run/config.json" ]; then
