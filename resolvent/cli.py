@@ -333,6 +333,9 @@ figure_command("ope", "evaluate", "figure_ope",
                "Offline policy evaluation: rows = families, columns = datasets x training/test rewards.")
 figure_command("opi", "optimize", "figure_opi",
                "Offline policy optimisation: one panel per family, return against steps.")
+figure_command("transfer", "baselines", "figure_transfer",
+               "What zero-shot transfer costs: test-reward returns, zero-shot against single-reward "
+               "baselines (from `resolvent baselines` summaries).")
 
 
 if __name__ == "__main__":

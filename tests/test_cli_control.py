@@ -63,13 +63,19 @@ def test_baselines_train_each_test_reward_alone_offline(run_dir, tmp_path):
     summary = json.loads((tmp_path / "baselines.json").read_text())
     assert len(summary["rewards"]) == 3
     for entry in summary["rewards"].values():
-        assert {"zero-shot maxout", "zero-shot vanilla", "offline vanilla (this reward only)"} == set(entry)
+        assert {"zero-shot maxout", "zero-shot vanilla", "offline vanilla (this reward only)",
+                "TD3 target policy (original reward)"} == set(entry)
     subs = sorted(tmp_path.glob("offline-theta0=*"))
     assert len(subs) == 3
     sub = json.loads((subs[0] / "config.json").read_text())
     assert len(sub["train_params"]) == 1 and sub["methods"] == ["vanilla"]
     bad = CliRunner().invoke(main, ["baselines", str(run_dir), "--kinds", "sac", "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "unknown baseline kind 'sac'" in bad.output
+    res = CliRunner().invoke(main, ["figure", "transfer", "--runs", str(tmp_path), "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    assert (tmp_path / "transfer.png").stat().st_size > 0
+    empty = CliRunner().invoke(main, ["figure", "transfer", "--runs", str(tmp_path / "b"), "--out", str(tmp_path)])
+    assert empty.exit_code == 2 and "no baselines.json" in empty.output
 
 
 @pytest.mark.slow

@@ -11,7 +11,8 @@ same seed), a policy trained for r_theta ALONE:
 
 Both are scored like the zero-shot policies: mean return over the same evaluation episodes
 (same reset seeds) under r_theta. ``baselines.json`` gathers, per test reward, the zero-shot
-returns of the optimize run (when given) next to the baselines'.
+returns of the optimize run (when given) and its TD3 target policy's (trained for the original
+reward) next to the baselines'; ``resolvent figure transfer`` draws them.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from resolvent.experiments.rundir import RunDir
 from resolvent.families import RewardFamily, get_family
 
 KINDS = ("offline", "td3")
+TARGET = "TD3 target policy (original reward)"
 
 
 class FamilyReward(gym.Wrapper):
@@ -90,6 +92,8 @@ def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: 
         for m, r in res["methods"].items():
             for name, v in r["test_returns"].items():
                 rewards.setdefault(name, {})[f"zero-shot {m}"] = v
+        for name, v in res.get("target_test_returns", {}).items():
+            rewards.setdefault(name, {})[TARGET] = [float(v)]
     names, params = logged_test_rewards(cfg)
     for name, param in zip(names, params):
         entry = rewards.setdefault(name, {})

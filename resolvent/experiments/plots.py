@@ -186,3 +186,37 @@ def figure_opi(root: str | Path, out: str | Path, name: str = "opi.png") -> Path
     axes[0][0].legend(fontsize=8)
     fig.tight_layout()
     return save_figure(fig, Path(out) / name)
+
+
+def figure_transfer(root: str | Path, out: str | Path, name: str = "transfer.png") -> Path:
+    """What zero-shot transfer costs: for every ``baselines.json`` under ``root`` (one panel per
+    family), the final return under each logged test reward of the zero-shot operator
+    policies, of the policies trained for that reward alone, and of the TD3 target policy
+    (trained for the original reward); bars are means over seeds, whiskers their std."""
+    found = {}
+    for path in sorted(Path(root).rglob("baselines.json")):
+        summary = json.loads(path.read_text())
+        if summary.get("rewards"):
+            found.setdefault((summary["family"], summary["dataset"]), summary)
+    if not found:
+        raise FileNotFoundError(f"no baselines.json with returns under {root}")
+    keys = sorted(found, key=lambda k: (FAMILY_ORDER.index(k[0]) if k[0] in FAMILY_ORDER else 9, k[1]))
+    fig, axes = plt.subplots(1, len(keys), figsize=(5.2 * len(keys), 4.0), squeeze=False)
+    for ax, key in zip(axes[0], keys):
+        rewards = found[key]["rewards"]
+        names = sorted(rewards, key=lambda k: float(k.split("=")[-1]) if "=" in k else 0.0)
+        whos = list(dict.fromkeys(w for n in names for w in rewards[n]))
+        width = 0.8 / len(whos)
+        for i, who in enumerate(whos):
+            vals = [rewards[n].get(who) for n in names]
+            xs = [j + (i - (len(whos) - 1) / 2) * width for j, v in enumerate(vals) if v]
+            ax.bar(xs, [np.mean(v) for v in vals if v], width, yerr=[np.std(v) for v in vals if v],
+                   label=who, color=f"C{i}", capsize=2)
+        ax.set_xticks(range(len(names)), names, fontsize=8)
+        ax.axhline(0, color="k", lw=0.5)
+        ax.set_title(f"{key[0]} / {key[1]}: test rewards", fontsize=10)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend(fontsize=7)
+    axes[0][0].set_ylabel("episodic return under the test reward")
+    fig.tight_layout()
+    return save_figure(fig, Path(out) / name)
