@@ -69,6 +69,9 @@ def test_baselines_train_each_test_reward_alone_offline(run_dir, tmp_path):
     assert len(subs) == 3
     sub = json.loads((subs[0] / "config.json").read_text())
     assert len(sub["train_params"]) == 1 and sub["methods"] == ["vanilla"]
+    refresh = CliRunner().invoke(main, ["baselines", str(run_dir), "--kinds", "", "--out", str(tmp_path)])
+    assert refresh.exit_code == 0, refresh.output   # trains nothing, keeps what was trained
+    assert json.loads((tmp_path / "baselines.json").read_text())["rewards"] == summary["rewards"]
     bad = CliRunner().invoke(main, ["baselines", str(run_dir), "--kinds", "sac", "--out", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "unknown baseline kind 'sac'" in bad.output
     res = CliRunner().invoke(main, ["figure", "transfer", "--runs", str(tmp_path), "--out", str(tmp_path)])
