@@ -11,15 +11,15 @@ for fam in $families; do
     # operator DQN needs the replay buffer's coverage of the action grid: on the expert data
     # (10% random actions) max-out stayed far below the target policy (results/README.md)
     kind=${KIND:-replay}
-    budget="--steps 10000 --eval-every 1000 --checkpoint-every 5000"
+    budget="--steps 5000 --eval-every 1000 --checkpoint-every 5000"
     baselines="--kinds td3"
   else  # BCQ's evaluation samples 100 actions per state: 10 keeps a CPU run affordable; an
     # operator-BCQ step costs about 10 GFLOP per seed (10 VAE samples per next state through
     # the 750-750 decoder, the perturbation operator and both critics), so on a 2-core CPU
-    # 5000 steps x 3 seeds x 2 critics take about an hour; STEPS and TD3_STEPS raise them
-    budget="--steps ${STEPS:-5000} --eval-every 1000 --checkpoint-every 1000 --episodes 2 --eval-samples 10"
+    # 3000 steps x 3 seeds x 2 critics take most of an hour; STEPS and TD3_STEPS raise them
+    budget="--steps ${STEPS:-3000} --eval-every 1000 --checkpoint-every 1000 --episodes 2 --eval-samples 10"
     kind=${KIND:-expert}
-    baselines="--kinds td3 --td3-steps ${TD3_STEPS:-30000}"
+    baselines="--kinds td3 --td3-steps ${TD3_STEPS:-20000}"
   fi
   run="runs/opi/$fam-$kind"
   if [ ! -f "$run/returns.png" ]; then
