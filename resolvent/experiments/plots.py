@@ -205,18 +205,43 @@ def figure_transfer(root: str | Path, out: str | Path, name: str = "transfer.png
     for ax, key in zip(axes[0], keys):
         rewards = found[key]["rewards"]
         names = sorted(rewards, key=lambda k: float(k.split("=")[-1]) if "=" in k else 0.0)
-        whos = list(dict.fromkeys(w for n in names for w in rewards[n]))
+        whos = sorted({w for n in names for w in rewards[n]}, key=transfer_order)
         width = 0.8 / len(whos)
         for i, who in enumerate(whos):
             vals = [rewards[n].get(who) for n in names]
             xs = [j + (i - (len(whos) - 1) / 2) * width for j, v in enumerate(vals) if v]
             ax.bar(xs, [np.mean(v) for v in vals if v], width, yerr=[np.std(v) for v in vals if v],
-                   label=who, color=f"C{i}", capsize=2)
+                   label=transfer_label(who), color=transfer_color(who), capsize=2)
         ax.set_xticks(range(len(names)), names, fontsize=8)
         ax.axhline(0, color="k", lw=0.5)
         ax.set_title(f"{key[0]} / {key[1]}: test rewards", fontsize=10)
         ax.grid(alpha=0.3, axis="y")
-        ax.legend(fontsize=7)
     axes[0][0].set_ylabel("episodic return under the test reward")
-    fig.tight_layout()
+    handles = {}
+    for ax in axes[0]:
+        for h, label in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(label, h)
+    fig.legend(handles.values(), handles.keys(), loc="lower center", ncol=len(handles), fontsize=8)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return save_figure(fig, Path(out) / name)
+
+
+def transfer_order(who: str) -> tuple:
+    """Zero-shot operators first, then the single-reward baselines, then the target policy."""
+    rank = 0 if who.startswith("zero-shot") else 1 if "this reward only" in who else 2
+    return rank, who
+
+
+def transfer_label(who: str) -> str:
+    if who.startswith("zero-shot "):
+        method = who.removeprefix("zero-shot ")
+        return f"{LABELS.get(method, method)}, zero-shot"
+    return who
+
+
+def transfer_color(who: str) -> str | None:
+    if who.startswith("zero-shot "):
+        return COLORS.get(who.removeprefix("zero-shot "))
+    if "this reward only" in who:
+        return "tab:orange" if who.startswith("td3") else "tab:purple" if "maxout" in who else "tab:brown"
+    return "tab:gray"
