@@ -185,7 +185,7 @@ def bench_row(method, seeds, family, dx, args, rate, flops, reference, parallel=
                     "machine_matmul_gflops": round(rate / 1e9, 1),
                     "fraction_of_matmul_rate": round(sps * flops / rate, 3)})
         if layer_rate is not None:
-            # the most any implementation could do: every FLOP at the layer matmul's rate
+            # a practical ceiling: every FLOP of the step at the layer matmul's rate
             row["ceiling_steps_per_s"] = round(layer_rate / flops, 1)
         if reference is not None:
             row.update({"torch_eager_steps_per_s": reference,
