@@ -2,7 +2,7 @@
 # Reproduces the offline-policy-optimisation results: max-out and vanilla operators, 3 seeds,
 # one dataset kind per family (operator DQN on Pendulum-Angle's replay buffer, operator BCQ on
 # HalfCheetah-Vel's and Ant-Dir's expert data) under runs/opi/, the single-reward baselines of
-# each run's 3 test rewards (TD3 online), the small files copied to results/opi-*, then the
+# each run's 3 test rewards (TD3 online; on MuJoCo also offline BCQ, vanilla critic), the small files copied to results/opi-*, then the
 # paper's figure, results/opi.png, and the transfer-cost figure, results/transfer.png.
 set -euo pipefail
 families=${FAMILIES:-"pendulum-angle halfcheetah-vel ant-dir"}
@@ -19,7 +19,7 @@ for fam in $families; do
     # 3000 steps x 3 seeds x 2 critics take most of an hour; STEPS and TD3_STEPS raise them
     budget="--steps ${STEPS:-3000} --eval-every 1000 --checkpoint-every 1000 --episodes 2 --eval-samples 10"
     kind=${KIND:-expert}
-    baselines="--kinds td3 --td3-steps ${TD3_STEPS:-20000}"
+    baselines="--kinds offline,td3 --methods vanilla --td3-steps ${TD3_STEPS:-20000}"
   fi
   run="runs/opi/$fam-$kind"
   if [ ! -f "$run/returns.png" ]; then
