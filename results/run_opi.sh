@@ -2,8 +2,9 @@
 # Reproduces the offline-policy-optimisation results: max-out and vanilla operators, 3 seeds,
 # one dataset kind per family (operator DQN on Pendulum-Angle's replay buffer, operator BCQ on
 # HalfCheetah-Vel's and Ant-Dir's expert data) under runs/opi/, the single-reward baselines of
-# each run's 3 test rewards (TD3 online; on MuJoCo also offline BCQ, vanilla critic), the small files copied to results/opi-*, then the
-# paper's figure, results/opi.png, and the transfer-cost figure, results/transfer.png.
+# each run's 3 test rewards (TD3 online; on MuJoCo also offline BCQ, vanilla critic), the
+# small files copied to results/opi-*, then the paper's figure, results/opi.png, and the
+# transfer-cost figure, results/transfer.png.
 set -euo pipefail
 families=${FAMILIES:-"pendulum-angle halfcheetah-vel ant-dir"}
 for fam in $families; do
