@@ -21,13 +21,28 @@ def fail(message: str) -> None:
 
 
 def results_table(results: dict) -> str:
-    lines = [f"{results['family']} / {results['dataset']}: MSE at the ground-truth initial points "
-             f"(mean ± std over seeds)",
-             f"{'method':<10} {'train MSE':>22} {'test MSE':>22} {'steps':>7} {'seconds':>8}"]
+    """MSE and R^2 of every method on the training, test and probe rewards, and the worst
+    probe's R^2 (mean over seeds; MSE also ± std)."""
+    cols = [(f"{s} {k}", f"{s}_{k}") for s in ("train", "test", "probe") for k in ("mse", "r2")]
+    lines = [f"{results['family']} / {results['dataset']} (reward prior: "
+             f"{results.get('reward_prior', 'family')}): accuracy at the ground-truth initial "
+             f"points, mean over seeds; R^2 = 1 - MSE / Var(true Q), 0 = a constant",
+             f"{'method':<10}" + "".join(f" {c:>17}" if c.endswith("mse") else f" {c:>9}" for c, _ in cols)
+             + f" {'worst probe':>12} {'steps':>7} {'seconds':>8}"]
     for method, r in results["methods"].items():
-        tr, te = np.asarray(r["train_mse"]), np.asarray(r["test_mse"])
-        lines.append(f"{method:<10} {tr.mean():>12.4g} ± {tr.std():<8.3g} {te.mean():>12.4g} ± "
-                     f"{te.std():<8.3g} {r['steps']:>7} {r['seconds']:>8.1f}")
+        row = f"{method:<10}"
+        for c, key in cols:
+            v = np.asarray(r.get(key, []), float)
+            if c.endswith("mse"):
+                row += f" {v.mean():>9.4g} ± {v.std():<5.2g}" if v.size else f" {'-':>17}"
+            else:
+                row += f" {v.mean():>9.3f}" if v.size else f" {'-':>9}"
+        each = r.get("probe_r2_each", {})
+        worst = min(each, key=lambda k: np.mean(each[k])) if each else None
+        row += f" {np.mean(each[worst]):>12.3f}" if worst else f" {'-':>12}"
+        lines.append(row + f" {r['steps']:>7} {r['seconds']:>8.1f}")
+    if results.get("probes"):
+        lines.append("probe rewards: " + ", ".join(results["probes"]))
     return "\n".join(lines)
 
 
@@ -93,7 +108,16 @@ def main() -> None:
 @click.argument("family", type=FAMILY, default="pendulum-angle")
 @click.option("--dataset", default="expert", show_default=True, help="replay, expert or medium")
 @click.option("--methods", default="attention,linear,vanilla,sf", show_default=True,
-              help="comma-separated: attention, linear, vanilla, sf")
+              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle)")
+@click.option("--preset", type=click.Choice(["default", "paper"]), default="default", show_default=True,
+              help="default: the best configuration measured; paper: the paper's exactly")
+@click.option("--reward-prior", type=click.Choice(["family", "generic", "mix"]), default=None,
+              help="rewards trained on: the family's (the paper's), generic random ones, or both "
+                   "[default: the preset's]")
+@click.option("--prior-rewards", type=int, default=None,
+              help="generic rewards drawn at every step [default: the preset's]")
+@click.option("--tau", type=float, default=None, help="target network Polyak rate [default: the preset's]")
+@click.option("--lr", type=float, default=None, help="Adam learning rate [default: the preset's]")
 @click.option("--seeds", default=3, show_default=True, help="network seeds (trained at once)")
 @click.option("--seed", default=0, show_default=True, help="experiment seed")
 @click.option("--steps", default=15_000, show_default=True, help="training steps per method")
@@ -103,17 +127,29 @@ def main() -> None:
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
-def evaluate(family, dataset, methods, seeds, seed, steps, log_every, checkpoint_every, m, out, resume):
+def evaluate(family, dataset, methods, preset, reward_prior, prior_rewards, tau, lr, seeds, seed,
+             steps, log_every, checkpoint_every, m, out, resume):
     """Offline policy evaluation: train operators and compare with the ground truth."""
     from resolvent.experiments import EvaluateConfig, run_evaluate
 
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
     out = out or f"runs/{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    launch(lambda: EvaluateConfig(family=family, dataset=dataset, methods=split_methods(methods),
-                                  seeds=seeds, seed=seed, steps=steps, log_every=log_every,
-                                  checkpoint_every=checkpoint_every, m=m),
-           lambda cfg: run_evaluate(cfg, out, resume=resume), out, results_table, "mse.png")
+
+    def make_config():
+        cfg = EvaluateConfig.preset(preset, family=family, dataset=dataset,
+                                    methods=split_methods(methods), seeds=seeds, seed=seed,
+                                    steps=steps, log_every=log_every,
+                                    checkpoint_every=checkpoint_every, m=m)
+        prior = cfg.prior
+        if reward_prior is not None or prior_rewards is not None:
+            prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),
+                                                  ("n_generic", prior_rewards)) if v is not None})
+        fqe = dataclasses.replace(cfg.fqe, prior=prior, **{k: v for k, v in (("tau", tau), ("lr", lr))
+                                                           if v is not None})
+        return dataclasses.replace(cfg, fqe=fqe)
+
+    launch(make_config, lambda cfg: run_evaluate(cfg, out, resume=resume), out, results_table, "mse.png")
 
 
 @main.command()
@@ -127,15 +163,23 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     from resolvent.evaluation import load_ground_truth
     from resolvent.policies import load_target_policy
 
-    cfg = json.loads((Path(run_dir) / "config.json").read_text())
+    from resolvent.experiments import RunDir
+
+    try:
+        cfg = RunDir(run_dir).read_config()
+    except (FileNotFoundError, RuntimeError) as e:
+        fail(str(e))
     family = get_family(cfg["family"])
     value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
+    if not np.isfinite(value):
+        fail(f"the reward parameter must be finite, got {value}")
     try:
         model = resolvent.load(run_dir, method)
     except (FileNotFoundError, RuntimeError) as e:
         fail(str(e))
-    gt = load_ground_truth(family, load_target_policy(family.name), cfg["n_initial"], cfg["gamma"],
-                           cfg["gt_tol"], cfg["data_seed"])
+    gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
+    gt = load_ground_truth(family, load_target_policy(family.name), cfg.get("n_initial", 64), gamma,
+                           cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
     reward = family.reward_callable(value)
     qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)
     truth = gt.q(reward)

@@ -30,28 +30,13 @@ import numpy as np
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.families import get_family
 from resolvent.operators import make_network
+from resolvent.rewards.probes import evaluate_reward
 
 Reward = Callable[[dict], jax.Array]
 
 
 class CheckpointError(RuntimeError):
     """A saved model or checkpoint that cannot be read."""
-
-
-def evaluate_reward(reward: Reward, features: dict, what: str) -> jax.Array:
-    """``reward(features)`` checked to be finite with one value per transition: (n,)."""
-    n = len(next(iter(features.values())))
-    try:
-        values = jnp.asarray(reward({k: jnp.asarray(v) for k, v in features.items()}), jnp.float32)
-    except KeyError as e:
-        raise ValueError(f"reward callable asked for {e}, which the {what} do not store; "
-                         f"available: {sorted(features)}") from None
-    if values.shape != (n,):
-        raise ValueError(f"reward callable returned shape {tuple(values.shape)} on {n} {what}; "
-                         f"expected ({n},), one value per transition")
-    if not bool(jnp.all(jnp.isfinite(values))):
-        raise ValueError(f"reward callable returned non-finite values on the {what}")
-    return values
 
 
 @dataclass

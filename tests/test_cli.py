@@ -14,7 +14,7 @@ def run_dir(tmp_path_factory):
     res = CliRunner().invoke(main, ["evaluate", "pendulum-angle", "--dataset", "medium",
                                     "--methods", "attention,linear,vanilla,sf", *TINY, "--out", str(out)])
     assert res.exit_code == 0, res.output
-    assert "attention" in res.output and "test MSE" in res.output
+    assert "attention" in res.output and "test mse" in res.output and "probe r2" in res.output
     return out
 
 
@@ -85,3 +85,29 @@ def test_figure_ope_draws_from_finished_runs(run_dir, tmp_path):
     empty.mkdir()
     res = CliRunner().invoke(main, ["figure", "ope", "--runs", str(empty), "--out", str(tmp_path)])
     assert res.exit_code != 0 and "no finished evaluate runs" in res.output
+
+
+def test_preset_and_prior_options(tmp_path):
+    runner = CliRunner()
+    out = tmp_path / "paper"
+    res = runner.invoke(main, ["evaluate", "--preset", "paper", "--methods", "attention,fqe", *TINY,
+                               "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["fqe"]["tau"] == 0.005 and cfg["fqe"]["prior"]["kind"] == "family"
+    assert "fqe" in json.loads((out / "results.json").read_text())["methods"]
+    out = tmp_path / "generic"
+    res = runner.invoke(main, ["evaluate", "--reward-prior", "generic", "--prior-rewards", "7",
+                               "--tau", "0.1", "--methods", "attention", *TINY, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    cfg = json.loads((out / "config.json").read_text())
+    assert cfg["fqe"]["prior"] == {**cfg["fqe"]["prior"], "kind": "generic", "n_generic": 7}
+    assert cfg["fqe"]["tau"] == 0.1
+    assert (out / "prior.npz").is_file()
+    for bad, msg in ((["--prior-rewards", "0"], "n_generic (generic rewards per step) must be >= 1"),
+                     (["--reward-prior", "gaussian"], "gaussian"),
+                     (["--methods", "attention,attention"], "methods listed twice"),
+                     (["--steps", "25"], "must be a multiple of log_every")):
+        res = runner.invoke(main, ["evaluate", *TINY, *bad, "--out", str(tmp_path / "bad")])
+        assert res.exit_code == 2 and msg in res.output, res.output
+    assert not (tmp_path / "bad").exists()

@@ -82,8 +82,9 @@ def next_inputs(next_s: jax.Array, actions: jax.Array) -> jax.Array:
 
 
 def loss(params, target_params, network: nn.Module, config: DQNConfig, data: DQNData,
-         idx: jax.Array) -> jax.Array:
-    """Bellman optimality loss of Algorithm 1 on the transitions ``idx`` (b,), all rewards."""
+         idx: jax.Array, key: jax.Array | None = None) -> jax.Array:
+    """Bellman optimality loss of Algorithm 1 on the transitions ``idx`` (b,), all rewards
+    (the training rewards only: ``key``, for reward draws, is unused)."""
     b, n_act = idx.shape[0], data.actions.shape[0]
     r = data.rewards[:, idx].T                                             # (b, R)
     not_done = 1.0 - data.done[idx][:, None]                               # (b, 1)

@@ -8,7 +8,13 @@ For a batch of transitions (s, a, s') and ALL training rewards at once (R of the
 Adam on theta, Polyak averaging of the target (alpha = tau). A time-limit truncation
 bootstraps; a termination does not. Rewards enter the network only via their encodings
 ``enc`` (values at the reference points, or SF weights). The same update trains the
-successor features: their "rewards" are the basis functions and their encodings the identity.
+successor features: their "rewards" are the basis functions and their encodings the identity,
+and the per-reward FQE oracle: one reward, a plain Q network.
+
+With a generic reward prior (``config.prior``), every step also draws ``n_generic`` fresh
+random rewards (``rewards.prior``) and adds them to the R data rewards: the attention weights
+are computed once and serve them all. ``reward_weighting`` divides each reward's squared
+error by its variance over the reference points, so that rewards of every scale count alike.
 
 ``update`` is one pure jitted step; ``train_chunk`` scans it over many steps; both vmap over
 seeds (a leading axis on the state and the key).
@@ -23,6 +29,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from resolvent.rewards import prior as reward_prior
+
 
 @dataclass(frozen=True)
 class FQEConfig:
@@ -32,9 +40,26 @@ class FQEConfig:
     lr: float = 1e-3             # Adam learning rate
     tau: float = 0.005           # Polyak rate alpha of the target network
     batch_size: int = 256        # transitions per step
+    prior: reward_prior.PriorConfig | None = None  # generic rewards drawn at every step, if generic
+    reward_weighting: bool = False  # weigh each reward's error by 1 / its variance at the xi
+    lr_schedule: str = "constant"  # constant, or cosine: decay to 0 over decay_steps
+    decay_steps: int = 0         # the cosine schedule's length (an experiment sets its steps)
+
+    def __post_init__(self):
+        if self.lr_schedule not in ("constant", "cosine"):
+            raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: ['constant', 'cosine']")
+
+    def optimizer(self) -> optax.GradientTransformation:
+        """Adam with the configured learning rate (constant, or cosine-decayed to 0)."""
+        if self.lr_schedule == "cosine" and self.decay_steps > 0:
+            return optax.adam(optax.cosine_decay_schedule(self.lr, self.decay_steps))
+        return optax.adam(self.lr)
 
     @classmethod
     def from_dict(cls, d: dict) -> "FQEConfig":
+        d = dict(d)
+        if isinstance(d.get("prior"), dict):
+            d["prior"] = reward_prior.PriorConfig.from_dict(d["prior"])
         return config_from_dict(cls, d, "FQE")
 
 
@@ -56,6 +81,7 @@ class OperatorData(NamedTuple):
     done: jax.Array     # (n,) 1.0 where the transition terminated
     xi: jax.Array       # (m, dx) normalised reference points
     enc: jax.Array      # (R, e) encodings of the training rewards
+    prior: reward_prior.PriorData | None = None  # reward inputs for generic draws
 
 
 class TrainState(NamedTuple):
@@ -68,20 +94,38 @@ class TrainState(NamedTuple):
 def init(network: nn.Module, config: FQEConfig, key: jax.Array, data: OperatorData) -> TrainState:
     """Fresh parameters (target = online) and Adam state."""
     params = network.init(key, data.x[:1], data.xi, data.enc)
-    opt_state = optax.adam(config.lr).init(params)
+    opt_state = config.optimizer().init(params)
     return TrainState(params, params, opt_state, jnp.zeros((), jnp.int32))
 
 
+def step_rewards(config: FQEConfig, data: OperatorData, idx: jax.Array, key: jax.Array):
+    """The rewards of one step: values on the batch (b, R + K) and encodings (R + K, e), the
+    data's R rewards followed by K fresh generic draws when the prior is generic."""
+    r, enc = data.rewards[:, idx].T, data.enc                           # (b, R) (R, e)
+    if config.prior is not None and config.prior.generic:
+        r_gen, enc_gen = reward_prior.draw(config.prior, key, data.prior, idx)   # (b, K) (K, m)
+        r, enc = jnp.concatenate([r, r_gen], 1), jnp.concatenate([enc, enc_gen], 0)
+    return r, enc
+
+
+def reward_weights(config: FQEConfig, enc: jax.Array) -> jax.Array:
+    """Per-reward loss weights (R,): 1, or 1 / variance at the reference points."""
+    if not config.reward_weighting:
+        return jnp.ones(enc.shape[0])
+    w = 1.0 / (jnp.var(enc, axis=1) + 1e-2)                             # (R,)
+    return w / jnp.mean(w)
+
+
 def loss(params, target_params, network: nn.Module, config: FQEConfig, data: OperatorData,
-         idx: jax.Array) -> jax.Array:
-    """Bellman loss of Algorithm 1 on the transitions ``idx`` (b,), all training rewards."""
+         idx: jax.Array, key: jax.Array) -> jax.Array:
+    """Bellman loss of Algorithm 1 on the transitions ``idx`` (b,), all rewards of the step."""
+    r, enc = step_rewards(config, data, idx, key)                       # (b, R) (R, e)
     x, xn = data.x[idx], data.xn[idx]                                   # (b, dx) (b, dx)
-    r = data.rewards[:, idx].T                                          # (b, R)
     not_done = 1.0 - data.done[idx][:, None]                            # (b, 1)
-    g_next = network.apply(target_params, xn, data.xi, data.enc)        # (b, R)
+    g_next = network.apply(target_params, xn, data.xi, enc)             # (b, R)
     y = jax.lax.stop_gradient(r + config.gamma * not_done * g_next)     # (b, R)
-    g = network.apply(params, x, data.xi, data.enc)                     # (b, R)
-    return jnp.mean((g - y) ** 2)
+    g = network.apply(params, x, data.xi, enc)                          # (b, R)
+    return jnp.mean((g - y) ** 2 * reward_weights(config, enc))
 
 
 def update(state: TrainState, data: OperatorData, key: jax.Array, network: nn.Module,
@@ -94,15 +138,16 @@ def update(state: TrainState, data: OperatorData, key: jax.Array, network: nn.Mo
     ``loss_fn`` (same signature as ``loss``) is the Bellman loss; operator DQN passes its own.
     """
     n = data.x.shape[0]
-    idx = jax.random.randint(key, (config.batch_size,), 0, n)           # (b,)
+    k_idx, k_rewards = jax.random.split(key)
+    idx = jax.random.randint(k_idx, (config.batch_size,), 0, n)         # (b,)
     if axis_name is not None:  # data parallel: this device's slice of the batch
         shard = config.batch_size // jax.lax.psum(1, axis_name)
         idx = jax.lax.dynamic_slice(idx, (jax.lax.axis_index(axis_name) * shard,), (shard,))
     value, grads = jax.value_and_grad(loss_fn)(state.params, state.target_params, network,
-                                               config, data, idx)
+                                               config, data, idx, k_rewards)
     if axis_name is not None:  # the mean over the whole batch, identical on every device
         value, grads = jax.lax.pmean((value, grads), axis_name)
-    updates, opt_state = optax.adam(config.lr).update(grads, state.opt_state, state.params)
+    updates, opt_state = config.optimizer().update(grads, state.opt_state, state.params)
     params = optax.apply_updates(state.params, updates)
     target = optax.incremental_update(params, state.target_params, config.tau)
     return TrainState(params, target, opt_state, state.step + 1), value

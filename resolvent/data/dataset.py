@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import shutil
-from importlib import resources
 from pathlib import Path
 
 import gymnasium as gym
@@ -204,8 +203,35 @@ def validate_transitions(data: Transitions, family: RewardFamily, obs_dim: int, 
         raise ValueError("dataset is empty")
 
 
-def reference_indices(n: int, m: int, seed: int) -> np.ndarray:
-    """m reference points drawn once, without replacement, from n transitions."""
+REFERENCE_SAMPLING = ("uniform", "cover")
+
+
+def reference_indices(n: int, m: int, seed: int, sampling: str = "uniform",
+                      x: np.ndarray | None = None, pool: int = 20_000) -> np.ndarray:
+    """m reference points drawn once from n transitions.
+
+    ``uniform``: without replacement, as the paper. ``cover``: half of them uniform, the other
+    half by greedy farthest-point (k-center) selection over the normalised inputs ``x`` (n, dx)
+    of a random pool of ``pool`` transitions, so that regions the data visit rarely still get
+    reference points (a reward that lives there can then be seen by the operator).
+    """
     if m > n:
         raise ValueError(f"m = {m} reference points but the dataset has only {n} transitions")
-    return np.sort(np.random.default_rng(seed).choice(n, size=m, replace=False))
+    if sampling not in REFERENCE_SAMPLING:
+        raise ValueError(f"unknown reference sampling {sampling!r}; known: {list(REFERENCE_SAMPLING)}")
+    rng = np.random.default_rng(seed)
+    if sampling == "uniform":
+        return np.sort(rng.choice(n, size=m, replace=False))
+    if x is None or len(x) != n:
+        raise ValueError("cover sampling needs the normalised inputs x of every transition")
+    cand = rng.choice(n, size=min(n, max(pool, m)), replace=False)          # (c,)
+    xc = np.asarray(x, np.float32)[cand]                                    # (c, dx)
+    chosen = list(range(m // 2 or 1))                                      # cand is already random
+    dist = np.full(len(xc), np.inf, np.float32)                             # (c,)
+    for j in chosen:
+        dist = np.minimum(dist, ((xc - xc[j]) ** 2).sum(-1))
+    while len(chosen) < m:
+        j = int(np.argmax(dist))
+        chosen.append(j)
+        dist = np.minimum(dist, ((xc - xc[j]) ** 2).sum(-1))
+    return np.sort(cand[chosen])

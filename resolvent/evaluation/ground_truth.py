@@ -112,3 +112,10 @@ def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: fl
 def mse(pred: jax.Array, truth: jax.Array) -> jax.Array:
     """Mean squared error over initial points, per reward: (R, n), (R, n) -> (R,)."""
     return jnp.mean((pred - truth) ** 2, axis=-1)
+
+
+def r2(pred: jax.Array, truth: jax.Array) -> jax.Array:
+    """Coefficient of determination per reward, 1 - MSE / Var(truth) over the initial points:
+    (R, n), (R, n) -> (R,). 1 is exact; 0 is no better than the truth's mean, a constant."""
+    var = jnp.var(truth, axis=-1)
+    return 1.0 - mse(pred, truth) / jnp.maximum(var, 1e-8)

@@ -2,15 +2,23 @@
 
 For one family and dataset kind: load the target policy, the offline dataset and the
 Monte-Carlo ground truth; draw 32 training and 16 test rewards and m reference points; train
-every method's operator with operator FQE (all seeds at once, vmapped); log train and test
-MSE along training; checkpoint; save the inference models; write results and the plot.
+every method's operator with operator FQE (all seeds at once, vmapped) on the run's reward
+prior (the family, generic random rewards, or both); log MSE and R^2 along training for the
+training, test and out-of-family probe rewards; checkpoint; save the inference models; write
+results and the plot.
+
+The ``fqe`` method is the non-zero-shot reference: one plain Q network per test reward,
+trained on that reward alone with the same data, steps and hyper-parameters (vmapped over the
+rewards and the seeds).
 """
 from __future__ import annotations
 
-import json
+import dataclasses
 import time
+import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Callable
 
 import jax
 import jax.numpy as jnp
@@ -19,24 +27,53 @@ from tqdm.auto import tqdm
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
+from resolvent.algorithms.fqe import init as fqe_init
+from resolvent.algorithms.fqe import train_chunk
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
-from resolvent.evaluation import load_ground_truth
+from resolvent.evaluation import load_ground_truth, mse, r2
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
 from resolvent.model import OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
+from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
+from resolvent.rewards.probes import evaluate_reward
 
-METHODS = ("attention", "linear", "vanilla", "sf")
+OPERATORS = ("attention", "linear", "vanilla", "sf")
+METHODS = OPERATORS + ("fqe",)
+SETS = ("train", "test", "probe")
+
+
+def named_key(seed: int, *names: str) -> jax.Array:
+    """A PRNG key derived from the experiment seed and stable names (never positions)."""
+    key = jax.random.PRNGKey(seed)
+    for name in names:
+        key = jax.random.fold_in(key, zlib.crc32(name.encode()) & 0x7FFFFFFF)
+    return key
+
+
+def default_fqe() -> FQEConfig:
+    """Operator FQE as measured best here (``results/README.md``, the ablation): Polyak rate
+    0.05, the learning rate cosine-decayed over the run, the family's rewards and 256 generic
+    ones at every step."""
+    return FQEConfig(tau=0.05, lr_schedule="cosine", prior=PriorConfig(kind="mix", n_generic=256))
+
+
+def paper_fqe() -> FQEConfig:
+    """The paper's configuration: Polyak rate 0.005, the family's rewards alone."""
+    return FQEConfig(tau=0.005, prior=PriorConfig(kind="family"))
+
+
+PRESETS = {"default": default_fqe, "paper": paper_fqe}
 
 
 @dataclass(frozen=True)
 class EvaluateConfig:
-    """An offline-policy-evaluation experiment (defaults: the paper's hyper-parameters)."""
+    """An offline-policy-evaluation experiment (``preset("paper")``: the paper's settings)."""
 
     family: str = "pendulum-angle"     # reward family
     dataset: str = "expert"            # dataset kind: replay, expert or medium
-    methods: tuple[str, ...] = METHODS  # operator networks to train
+    methods: tuple[str, ...] = OPERATORS  # operator networks (and the fqe oracle) to train
     seeds: int = 3                     # network seeds, trained at once (vmapped)
     seed: int = 0                      # experiment seed: rewards, reference points, networks
     data_seed: int = 0                 # seed of the dataset's behaviour rollouts
@@ -44,48 +81,91 @@ class EvaluateConfig:
     log_every: int = 500               # steps between metric rows
     checkpoint_every: int = 2_500      # steps between checkpoints (a multiple of log_every)
     m: int = 128                       # reference points
-    n_train_rewards: int = 32          # training rewards, all fed at every step
-    n_test_rewards: int = 16           # unseen test rewards
+    ref_sampling: str = "uniform"      # reference points: uniform (the paper's) or cover
+    n_train_rewards: int = 32          # the family's training rewards, all fed at every step
+    n_test_rewards: int = 16           # unseen test rewards (wider range)
     n_initial: int = 64                # ground-truth initial points y_i = (s0, a0)
     gt_tol: float = 1e-5               # rollouts run until gamma^t < gt_tol
-    gamma: float = 0.99                # discount
-    lr: float = 1e-3                   # Adam learning rate
-    tau: float = 0.005                 # target network Polyak rate
-    batch_size: int = 256              # transitions per step
+    fqe: FQEConfig = field(default_factory=default_fqe)  # operator FQE and its reward prior
     hidden: tuple[int, ...] = (256, 256)  # hidden layers of every MLP
     features: int = 64                 # output features of f, g (attention, linear, vanilla)
     sf_ridge: float = 1e-3             # ridge of the SF weight regression
     sf_fit_points: int = 8192          # dataset transitions used for that regression
+    sf_generic_basis: int = 96         # generic rewards added to SF's basis under a generic prior
 
     def __post_init__(self):
         get_family(self.family)
         check_kind(self.dataset)
+        if not self.methods:
+            raise ValueError("no method given")
         for m in self.methods:
             if m not in METHODS:
                 hint = " (a control network: use `resolvent optimize`)" if m in NETWORKS else ""
                 raise ValueError(f"unknown method {m!r} for evaluation{hint}; known: {list(METHODS)}")
-        if not self.methods:
-            raise ValueError("no method given")
+        dup = sorted({m for m in self.methods if self.methods.count(m) > 1})
+        if dup:
+            raise ValueError(f"methods listed twice: {dup}")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",
-                     "n_test_rewards", "n_initial", "batch_size"):
+                     "n_test_rewards", "n_initial", "sf_fit_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.fqe.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.fqe.batch_size}")
         if self.checkpoint_every % self.log_every:
             raise ValueError("checkpoint_every must be a multiple of log_every")
-        if not 0 < self.gamma < 1:
-            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
+        if self.steps % self.log_every:
+            raise ValueError(f"steps ({self.steps}) must be a multiple of log_every ({self.log_every})")
+        if not 0 < self.fqe.gamma < 1:
+            raise ValueError(f"gamma must be in (0, 1), got {self.fqe.gamma}")
+        if not 0 < self.fqe.tau <= 1:
+            raise ValueError(f"tau must be in (0, 1], got {self.fqe.tau}")
+        if self.fqe.prior is None:
+            raise ValueError("an evaluate run needs a reward prior (fqe.prior)")
+
+    @property
+    def prior(self) -> PriorConfig:
+        return self.fqe.prior
+
+    @property
+    def gamma(self) -> float:
+        return self.fqe.gamma
+
+    @classmethod
+    def preset(cls, name: str, **overrides) -> "EvaluateConfig":
+        """A named configuration (``default``: the best measured; ``paper``: the paper's)."""
+        if name not in PRESETS:
+            raise ValueError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
+        return cls(**{"fqe": PRESETS[name](), **overrides})
 
     @classmethod
     def from_dict(cls, d: dict) -> "EvaluateConfig":
         known = {f.name for f in fields(cls)}
-        unknown = set(d) - known - {"task"}
+        legacy = {"gamma", "lr", "tau", "batch_size"}   # flat FQE keys of runs before the prior
+        unknown = set(d) - known - {"task"} - legacy
         if unknown:
             raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
-        d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items() if k in known}
-        return cls(**d)
+        d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
+        if "fqe" in d:
+            fqe = FQEConfig.from_dict(d["fqe"])
+        else:   # a run made before the reward prior: the paper's prior, its own FQE values
+            fqe = dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d})
+        return cls(**{k: v for k, v in d.items() if k in known and k != "fqe"}, fqe=fqe)
 
     def to_dict(self) -> dict:
         return {"task": "evaluate", **asdict(self)}
+
+
+@dataclass
+class RewardSet:
+    """Named rewards with their truth at the initial points and their encodings' inputs."""
+
+    names: list[str]
+    xi_values: jax.Array     # (R, m) values at the reference points
+    fit_values: jax.Array    # (R, n_fit) values at the SF fit points
+    truth: jax.Array         # (R, n_init) Monte-Carlo Q at the initial points
+
+    def __len__(self) -> int:
+        return len(self.names)
 
 
 @dataclass
@@ -106,9 +186,9 @@ class Problem:
     r_train: jax.Array           # (R_tr, n) training rewards on the dataset
     r_test: jax.Array            # (R_te, n)
     y: jax.Array                 # (n_init, dx) normalised initial points
-    q_train: jax.Array           # (R_tr, n_init) ground truth
-    q_test: jax.Array            # (R_te, n_init)
-    extra: dict = field(default_factory=dict)
+    sets: dict                   # "train"/"test"/"probe" -> RewardSet
+    prior_stats: PriorStats      # normalisation of the generic rewards' inputs
+    z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
 
     def subset(self, idx) -> dict:
         return {k: v[idx] for k, v in self.features.items()}
@@ -120,10 +200,8 @@ def prepare(cfg: EvaluateConfig) -> Problem:
     actor = load_target_policy(family.name)
     data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
     gt = load_ground_truth(family, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed)
-    key = jax.random.PRNGKey(cfg.seed)
-    k_train, k_test = jax.random.split(key)
-    train_params = np.asarray(family.sample(k_train, cfg.n_train_rewards, "train"))
-    test_params = np.asarray(family.sample(k_test, cfg.n_test_rewards, "test"))
+    train_params = np.asarray(family.sample(named_key(cfg.seed, "train-rewards"), cfg.n_train_rewards, "train"))
+    test_params = np.asarray(family.sample(named_key(cfg.seed, "test-rewards"), cfg.n_test_rewards, "test"))
     features = {k: data[k] for k in family.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)
     x_mean, x_std = x_raw.mean(0), x_raw.std(0)
@@ -132,112 +210,233 @@ def prepare(cfg: EvaluateConfig) -> Problem:
     xn_raw = np.concatenate([data["next_obs"], next_actions], -1)
     feats_j = {k: jnp.asarray(v) for k, v in features.items()}
     n = len(x_raw)
-    ref_idx = reference_indices(n, cfg.m, cfg.seed)
+    ref_idx = reference_indices(n, cfg.m, cfg.seed, cfg.ref_sampling, (x_raw - x_mean) / x_std)
     fit_idx = np.sort(np.random.default_rng(cfg.seed + 1).choice(n, min(n, cfg.sf_fit_points), replace=False))
     norm = lambda z: jnp.asarray((z - x_mean) / x_std, jnp.float32)  # noqa: E731
+    r_train = family.rewards(train_params, feats_j)
+    r_test = family.rewards(test_params, feats_j)
+    z_raw = reward_inputs(features, family.extras)
+    sets = {
+        "train": RewardSet([f"{family.param_name}={v:.3f}" for v in train_params], r_train[:, ref_idx],
+                           r_train[:, fit_idx], jnp.asarray(gt.q_family(family, train_params), jnp.float32)),
+        "test": RewardSet([f"{family.param_name}={v:.3f}" for v in test_params], r_test[:, ref_idx],
+                          r_test[:, fit_idx], jnp.asarray(gt.q_family(family, test_params), jnp.float32)),
+        "probe": reward_set(probe_rewards(family.name), {k: v[ref_idx] for k, v in features.items()},
+                            {k: v[fit_idx] for k, v in features.items()}, gt),
+    }
     return Problem(
         family=family, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),
         x_std=x_std.astype(np.float32), ref_idx=ref_idx, fit_idx=fit_idx, features=features,
-        train_params=train_params, test_params=test_params,
-        r_train=family.rewards(train_params, feats_j), r_test=family.rewards(test_params, feats_j),
-        y=norm(np.concatenate([gt.obs0, gt.action0], -1)),
-        q_train=jnp.asarray(gt.q_family(family, train_params), jnp.float32),
-        q_test=jnp.asarray(gt.q_family(family, test_params), jnp.float32))
+        train_params=train_params, test_params=test_params, r_train=r_train, r_test=r_test,
+        y=norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
+        prior_stats=PriorStats.fit(z_raw, family.extras), z_raw=z_raw)
 
 
-def method_setup(method: str, cfg: EvaluateConfig, p: Problem):
-    """(network, training data, train encodings, test encodings) of one method."""
-    network = make_network(method, cfg.gamma, cfg.hidden, cfg.features, cfg.n_train_rewards)
-    xi = p.x[p.ref_idx]                                               # (m, dx)
-    if method == "sf":
-        enc_train = identity_encodings(cfg.n_train_rewards)           # (d, d): psi itself
-        basis = p.r_train[:, p.fit_idx]                               # (d, n_fit)
-        enc_test = ridge_weights(basis, p.r_test[:, p.fit_idx], cfg.sf_ridge)   # (R_te, d)
+def reward_set(rewards: dict[str, Callable], xi_features: dict, fit_features: dict, gt) -> RewardSet:
+    """Reward callables checked and evaluated at the reference and fit points, with their truth."""
+    names = list(rewards)
+    if not names:
+        return RewardSet([], jnp.zeros((0, len(next(iter(xi_features.values()))))),
+                         jnp.zeros((0, len(next(iter(fit_features.values()))))), jnp.zeros((0, len(gt.obs0))))
+    xi = jnp.stack([evaluate_reward(rewards[k], xi_features, "reference points", f"probe reward {k!r}")
+                    for k in names])
+    fit = jnp.stack([evaluate_reward(rewards[k], fit_features, "fit points", f"probe reward {k!r}")
+                     for k in names])
+    truth = []
+    for k in names:
+        q = np.asarray(gt.q(rewards[k]))
+        if q.shape != (len(gt.obs0),) or not np.all(np.isfinite(q)):
+            raise ValueError(f"probe reward {k!r} gives no finite ground truth of shape ({len(gt.obs0)},)")
+        truth.append(q)
+    return RewardSet(names, xi, fit, jnp.asarray(np.stack(truth), jnp.float32))
+
+
+@dataclass
+class Method:
+    """One method's network, training data, trainer and how it encodes each reward set."""
+
+    name: str
+    network: object
+    data: OperatorData
+    init: Callable               # (keys, data) -> states
+    train: Callable              # (states, data, keys) -> (states, loss)
+    predict: Callable            # (params) -> {set: (S, R, n_init)} predictions
+    sets: tuple[str, ...]        # the reward sets it answers
+    basis: np.ndarray | None = None  # SF: basis values on the fit points (d, n_fit)
+
+
+def sf_basis(cfg: EvaluateConfig, p: Problem) -> jax.Array:
+    """SF's basis on the dataset (d, n): the family's training rewards under a family prior;
+    with a generic prior also ``sf_generic_basis`` fixed generic draws (only the generic ones
+    under ``generic``)."""
+    parts = [p.r_train] if cfg.prior.family else []
+    if cfg.prior.generic:
+        gen = generic_rewards(cfg.prior, named_key(cfg.seed, "sf-basis"), p.prior_stats, p.z_raw,
+                              cfg.sf_generic_basis)
+        feats = {k: jnp.asarray(v) for k, v in p.features.items()}
+        parts.append(jnp.stack([g(feats) for g in gen]))
+    return jnp.concatenate(parts, 0)
+
+
+def run_fqe(cfg: EvaluateConfig) -> FQEConfig:
+    """The run's FQE configuration, its learning-rate schedule spanning the run's steps."""
+    return dataclasses.replace(cfg.fqe, decay_steps=cfg.steps)
+
+
+def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
+    """Network, data and trainer of one method."""
+    fqe = run_fqe(cfg)
+    xi = p.x[p.ref_idx]                                                    # (m, dx)
+    prior_data = p.prior_stats.data(p.z_raw, p.ref_idx)
+    if name == "fqe":
+        return fqe_oracle(cfg, p, xi)
+    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1)
+    if name == "sf":
+        basis = sf_basis(cfg, p)                                           # (d, n)
+        network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, basis.shape[0])
+        data = OperatorData(x=p.x, xn=p.xn, rewards=basis, done=p.done, xi=xi,
+                            enc=identity_encodings(basis.shape[0]))
+        fqe = dataclasses.replace(fqe, prior=None)                         # the basis is fixed
+        fit_basis = basis[:, p.fit_idx]                                    # (d, n_fit)
+        enc = {s: ridge_weights(fit_basis, p.sets[s].fit_values, cfg.sf_ridge) for s in SETS}
     else:
-        enc_train = p.r_train[:, p.ref_idx]                           # (R_tr, m)
-        enc_test = p.r_test[:, p.ref_idx]                             # (R_te, m)
-    data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_train, done=p.done, xi=xi, enc=enc_train)
-    return network, data, enc_train, enc_test
+        rewards = p.r_train if cfg.prior.family else p.r_train[:0]
+        data = OperatorData(x=p.x, xn=p.xn, rewards=rewards, done=p.done, xi=xi,
+                            enc=rewards[:, p.ref_idx], prior=prior_data)
+        enc = {s: p.sets[s].xi_values for s in SETS}
+        fit_basis = None
+    predictor = make_predictor(network)
+
+    def predict(params):
+        return {s: jnp.swapaxes(predictor(params, p.y, xi, enc[s]), 1, 2) for s in SETS if len(p.sets[s])}
+
+    return Method(name, network, data, make_initializer(network, fqe),
+                  make_trainer(network, fqe, cfg.log_every), predict, SETS,
+                  None if fit_basis is None else np.asarray(fit_basis))
 
 
-def inference_model(method: str, cfg: EvaluateConfig, p: Problem, params) -> OperatorModel:
+def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
+    """Plain FQE, one Q network per test reward (vmapped over rewards, then seeds)."""
+    network = make_network("fqe", cfg.gamma, cfg.hidden, cfg.features, 1)
+    fqe = dataclasses.replace(run_fqe(cfg), prior=None)
+    scale = jnp.mean(p.r_test, axis=1) / (1.0 - cfg.gamma)                 # (R_te,)
+    data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_test[:, None, :], done=p.done, xi=xi,
+                        enc=scale[:, None, None])                          # (R_te, 1, n) (R_te, 1, 1)
+    axes = OperatorData(x=None, xn=None, rewards=0, done=None, xi=None, enc=0)
+    names = jnp.asarray([zlib.crc32(n.encode()) & 0x7FFFFFFF for n in p.sets["test"].names])  # (R_te,)
+
+    def one(state, d, key, name):
+        return train_chunk(state, d, jax.random.fold_in(key, name), cfg.log_every, network, fqe)
+
+    def init_one(key, d, name):
+        return fqe_init(network, fqe, jax.random.fold_in(key, name), d)
+
+    init = jax.jit(lambda keys, d: jax.vmap(jax.vmap(init_one, in_axes=(0, None, None)),
+                                            in_axes=(None, axes, 0))(keys, d, names))
+    train = jax.jit(lambda states, d, keys: jax.vmap(jax.vmap(one, in_axes=(0, None, 0, None)),
+                                                     in_axes=(0, axes, None, 0))(states, d, keys, names))
+    apply = jax.jit(jax.vmap(jax.vmap(network.apply, in_axes=(0, None, None, None)),
+                             in_axes=(0, None, None, 0)))
+
+    def predict(params):                                                   # params (R_te, S, ...)
+        q = apply(params, p.y, xi, data.enc)[..., 0]                       # (R_te, S, n_init)
+        return {"test": jnp.swapaxes(q, 0, 1)}                             # (S, R_te, n_init)
+
+    return Method("fqe", network, data, init, train, predict, ("test",))
+
+
+def score(pred: dict, p: Problem) -> dict:
+    """MSE and R^2 per seed of each reward set: {"test_mse": (S,), "test_r2": (S,), ...},
+    and per probe reward ``probe_r2_each`` (P, S)."""
+    out = {}
+    for s, q in pred.items():                                              # q (S, R, n_init)
+        truth = p.sets[s].truth
+        per_mse = jax.vmap(lambda a: mse(a, truth))(q)                      # (S, R)
+        per_r2 = jax.vmap(lambda a: r2(a, truth))(q)                        # (S, R)
+        out[f"{s}_mse"], out[f"{s}_r2"] = np.asarray(per_mse.mean(1)), np.asarray(per_r2.mean(1))
+        if s == "probe":
+            out["probe_r2_each"] = np.asarray(per_r2.T)
+    return out
+
+
+def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, params) -> OperatorModel:
+    n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
     return OperatorModel(
-        method=method, family=cfg.family, gamma=cfg.gamma,
-        arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": cfg.n_train_rewards},
+        method=name, family=cfg.family, gamma=cfg.gamma,
+        arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis},
         params=params, xi_features=p.subset(p.ref_idx), x_mean=p.x_mean, x_std=p.x_std,
-        fit_features=p.subset(p.fit_idx) if method == "sf" else None,
-        basis=np.asarray(p.r_train[:, p.fit_idx]) if method == "sf" else None, ridge=cfg.sf_ridge)
+        fit_features=p.subset(p.fit_idx) if name == "sf" else None,
+        basis=method.basis, ridge=cfg.sf_ridge)
 
 
-def run_method(method: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
+def metric_rows(name: str, seed_ids, step: int, scores: dict, loss, seconds: float) -> list[dict]:
+    keys = [k for k in scores if k != "probe_r2_each"]
+    return [{"method": name, "seed": int(s), "step": step,
+             **{k: float(scores[k][i]) for k in keys},
+             "loss": None if loss is None else float(loss[i]), "seconds": round(seconds, 3)}
+            for i, s in enumerate(seed_ids)]
+
+
+def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
     """Train one method on all seeds; returns its entry of results.json."""
-    network, data, enc_train, enc_test = method_setup(method, cfg, p)
-    fqe = FQEConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size)
+    method = make_method(name, cfg, p)
     seed_ids = np.arange(cfg.seed, cfg.seed + cfg.seeds)
-    method_key = jax.random.fold_in(jax.random.PRNGKey(cfg.seed), METHODS.index(method) + 1)
-    init_keys, keys = jax.vmap(lambda s: jax.random.split(jax.random.fold_in(method_key, s)))(seed_ids).transpose(1, 0, 2)
-    state = make_initializer(network, fqe)(init_keys, data)
+    init_keys = jnp.stack([named_key(cfg.seed, name, "init", str(s)) for s in seed_ids])   # (S, 2)
+    keys = jnp.stack([named_key(cfg.seed, name, "train", str(s)) for s in seed_ids])       # (S, 2)
+    state = method.init(init_keys, method.data)
     ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
     if resume:
-        ckpt = run.load_checkpoint(method, ckpt) or ckpt
-        run.keep_metrics(lambda r: r.get("method") != method or r["step"] <= int(ckpt["step"]))
+        ckpt = run.load_checkpoint(name, ckpt) or ckpt
+        run.keep_metrics(lambda r: r.get("method") != name or (
+            r["step"] <= int(ckpt["step"]) and (r["step"] > 0 or int(ckpt["step"]) > 0)))
     state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
-    trainer = make_trainer(network, fqe, cfg.log_every)
-    predict = make_predictor(network)
-
-    def metrics(params):
-        q_tr = predict(params, p.y, data.xi, enc_train)               # (S, n_init, R_tr)
-        q_te = predict(params, p.y, data.xi, enc_test)                # (S, n_init, R_te)
-        tr = jnp.mean((q_tr - p.q_train.T) ** 2, axis=(1, 2))         # (S,)
-        te = jnp.mean((q_te - p.q_test.T) ** 2, axis=(1, 2))          # (S,)
-        return np.asarray(tr), np.asarray(te)
 
     if step == 0:
-        tr, te = metrics(state.params)
-        run.append_metrics([{"method": method, "seed": int(s), "step": 0, "train_mse": float(a),
-                             "test_mse": float(b), "loss": None, "seconds": 0.0}
-                            for s, a, b in zip(seed_ids, tr, te)])
-    bar = tqdm(total=cfg.steps, initial=step, desc=f"{method:>9}", unit="step", dynamic_ncols=True)
+        run.append_metrics(metric_rows(name, seed_ids, 0, score(method.predict(state.params), p),
+                                       None, 0.0))
+    bar = tqdm(total=cfg.steps, initial=step, desc=f"{name:>9}", unit="step", dynamic_ncols=True)
+    scores = None
     while step < cfg.steps:
         t0 = time.perf_counter()
-        split = jax.vmap(jax.random.split)(keys)                      # (S, 2, 2)
+        split = jax.vmap(jax.random.split)(keys)                           # (S, 2, 2)
         keys, chunk_keys = split[:, 0], split[:, 1]
-        state, loss = trainer(state, data, chunk_keys)
-        tr, te = metrics(state.params)
+        state, loss = method.train(state, method.data, chunk_keys)
+        scores = score(method.predict(state.params), p)
         seconds += time.perf_counter() - t0
         step += cfg.log_every
-        run.append_metrics([{"method": method, "seed": int(s), "step": step, "train_mse": float(a),
-                             "test_mse": float(b), "loss": float(l), "seconds": round(seconds, 3)}
-                            for s, a, b, l in zip(seed_ids, tr, te, np.asarray(loss))])
+        loss = np.asarray(loss).reshape(-1, cfg.seeds).mean(0)             # (S,), fqe: over rewards
+        run.append_metrics(metric_rows(name, seed_ids, step, scores, loss, seconds))
         bar.update(cfg.log_every)
-        bar.set_postfix(train=f"{tr.mean():.3g}", test=f"{te.mean():.3g}")
+        bar.set_postfix({k.replace("_", " "): f"{scores[k].mean():.3g}"
+                         for k in ("test_mse", "test_r2", "probe_r2") if k in scores})
         if step % cfg.checkpoint_every == 0 or step >= cfg.steps:
-            run.save_checkpoint(method, {"state": state, "keys": keys, "step": step, "seconds": seconds})
+            run.save_checkpoint(name, {"state": state, "keys": keys, "step": step, "seconds": seconds})
     bar.close()
-    inference_model(method, cfg, p, state.params).save(run.path / "models")
-    tr, te = metrics(state.params)
-    return {"train_mse": [float(v) for v in tr], "test_mse": [float(v) for v in te],
-            "steps": step, "seconds": round(seconds, 2)}
+    if name != "fqe":
+        inference_model(name, cfg, p, method, state.params).save(run.path / "models")
+    scores = scores if scores is not None else score(method.predict(state.params), p)
+    entry = {k: [float(v) for v in scores[k]] for k in scores if k != "probe_r2_each"}
+    if "probe_r2_each" in scores:
+        entry["probe_r2_each"] = {n: [float(v) for v in row]
+                                  for n, row in zip(p.sets["probe"].names, scores["probe_r2_each"])}
+    return {**entry, "steps": step, "seconds": round(seconds, 2)}
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
     """Run (or resume) an experiment into ``out``; returns results.json's content."""
     run = RunDir(out)
-    if resume:
-        cfg = EvaluateConfig.from_dict(run.read_config())  # the run's own configuration wins
-    elif run.config_path.exists():
-        raise FileExistsError(f"{run.path} already holds a run; pass --resume to continue it "
-                              f"or choose another --out")
+    cfg = run.start(cfg, EvaluateConfig, resume)
     p = prepare(cfg)
     run.write_json("config.json", cfg.to_dict())
-    results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate", "methods": {}}
-    if resume and (run.path / "results.json").is_file():
-        results["methods"].update(json.loads((run.path / "results.json").read_text()).get("methods", {}))
-    for method in cfg.methods:
-        if resume and method in results["methods"] and results["methods"][method]["steps"] >= cfg.steps:
+    p.prior_stats.save(run.path / "prior.npz")
+    results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate",
+               "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
+               "methods": run.previous_methods() if resume else {}}
+    for name in cfg.methods:
+        if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
             continue
-        results["methods"][method] = run_method(method, cfg, p, run, resume)
+        results["methods"][name] = run_method(name, cfg, p, run, resume)
         run.write_json("results.json", results)
     run.write_json("results.json", results)
     if plot:
@@ -246,4 +445,5 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     return results
 
 
-__all__ = ["KINDS", "METHODS", "EvaluateConfig", "run_evaluate", "prepare"]
+__all__ = ["KINDS", "METHODS", "OPERATORS", "PRESETS", "EvaluateConfig", "named_key", "prepare",
+           "run_evaluate"]

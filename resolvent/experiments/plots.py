@@ -15,16 +15,18 @@ import numpy as np  # noqa: E402
 from resolvent.experiments.rundir import RunDir  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
-          "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator"}
+          "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator",
+          "fqe": "FQE per reward (oracle)"}
 COLORS = {"attention": "tab:red", "linear": "tab:blue", "vanilla": "tab:green", "sf": "tab:gray",
-          "maxout": "tab:red"}
+          "maxout": "tab:red", "fqe": "black"}
 
 
 def curves(rows: list[dict], metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """method -> (steps (T,), values (S, T)) from metrics rows."""
     by = defaultdict(lambda: defaultdict(dict))
     for r in rows:
-        by[r["method"]][r["seed"]][r["step"]] = r[metric]
+        if r.get(metric) is not None:
+            by[r["method"]][r["seed"]][r["step"]] = r[metric]
     out = {}
     for method, seeds in by.items():
         steps = sorted(set.intersection(*(set(s) for s in seeds.values())))
@@ -33,28 +35,46 @@ def curves(rows: list[dict], metric: str) -> dict[str, tuple[np.ndarray, np.ndar
 
 
 def draw(ax, rows: list[dict], metric: str, title: str) -> None:
+    """MSE on a log scale (geometric mean and spread over seeds), or R^2 on a linear scale
+    (arithmetic mean and std, clipped below at -1: below 0 is worse than a constant)."""
+    r2 = metric.endswith("_r2")
     for method, (steps, vals) in curves(rows, metric).items():
-        logv = np.log10(np.maximum(vals, 1e-12))              # spread on the log scale
-        mean, std = logv.mean(0), logv.std(0)
-        ax.plot(steps, 10**mean, label=LABELS.get(method, method), color=COLORS.get(method))
-        ax.fill_between(steps, 10 ** (mean - std), 10 ** (mean + std), alpha=0.2,
-                        color=COLORS.get(method))
-    ax.set_yscale("log")
+        style = dict(color=COLORS.get(method), ls="--" if method == "fqe" else "-")
+        if r2:
+            mean, lo, hi = vals.mean(0), vals.mean(0) - vals.std(0), vals.mean(0) + vals.std(0)
+        else:
+            logv = np.log10(np.maximum(vals, 1e-12))          # spread on the log scale
+            mean, lo, hi = (10 ** v for v in (logv.mean(0), logv.mean(0) - logv.std(0),
+                                              logv.mean(0) + logv.std(0)))
+        ax.plot(steps, mean, label=LABELS.get(method, method), **style)
+        ax.fill_between(steps, lo, hi, alpha=0.2, color=style["color"])
+    if r2:
+        ax.set_ylim(-1.0, 1.02)
+        ax.axhline(0.0, color="k", lw=0.6)
+    else:
+        ax.set_yscale("log")
     ax.set_xlabel("training steps")
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
 
 
 def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
-    """Training and test rewards side by side, as in the paper's OPE figure."""
+    """MSE (top) and R^2 (bottom) for the training, test and out-of-family probe rewards, as
+    in the paper's OPE figure plus the probes; the per-reward FQE oracle dashed."""
     run = RunDir(run_dir)
     cfg = json.loads(run.config_path.read_text())
     rows = run.read_metrics()
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), sharey=True)
-    draw(axes[0], rows, "train_mse", f"{cfg['family']} / {cfg['dataset']}: training rewards")
-    draw(axes[1], rows, "test_mse", f"{cfg['family']} / {cfg['dataset']}: test rewards")
-    axes[0].set_ylabel("average MSE (geometric mean over seeds)")
-    axes[1].legend(fontsize=8)
+    sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
+    sets = sets or ["train", "test"]
+    fig, axes = plt.subplots(2, len(sets), figsize=(4.6 * len(sets), 7.0), squeeze=False)
+    titles = {"train": "training rewards", "test": "test rewards", "probe": "probe rewards (out of family)"}
+    for j, s in enumerate(sets):
+        head = f"{cfg['family']} / {cfg['dataset']}: {titles[s]}"
+        draw(axes[0, j], rows, f"{s}_mse", head)
+        draw(axes[1, j], rows, f"{s}_r2", head)
+    axes[0, 0].set_ylabel("average MSE (geometric mean over seeds)")
+    axes[1, 0].set_ylabel("average R$^2$ (1 - MSE / Var of the truth)")
+    axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
     path = run.path / name
     fig.savefig(path, dpi=120)

@@ -150,8 +150,25 @@ class SuccessorFeatures(nn.Module):
         return psi @ w.T                                             # (b, R)
 
 
+class QNetwork(nn.Module):
+    """A plain Q network for ONE reward, the per-reward FQE oracle:
+
+        q(x) = MLP(x) + c,    c = E_data[r] / (1 - gamma)
+
+    The reward's "encoding" (R = 1, 1) is its scale c, so the output starts at the level of
+    the reward's Q-values instead of 0 and can converge within the operators' budget.
+    """
+
+    hidden: Sequence[int] = (256, 256)
+
+    @nn.compact
+    def __call__(self, x, xi, scale):
+        return MLP(self.hidden, 1, name="q")(x) + scale[:, 0]       # (b, 1)
+
+
 NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
-            "vanilla": VanillaOperator, "sf": SuccessorFeatures, "maxout": MaxOutOperator}
+            "vanilla": VanillaOperator, "sf": SuccessorFeatures, "maxout": MaxOutOperator,
+            "fqe": QNetwork}
 
 
 def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
@@ -168,4 +185,6 @@ def make_network(method: str, gamma: float, hidden: Sequence[int], features: int
         return NETWORKS[method](gamma=gamma, hidden=hidden, features=features)
     if method == "vanilla":
         return VanillaOperator(hidden=hidden, features=features)
+    if method == "fqe":
+        return QNetwork(hidden=hidden)
     return SuccessorFeatures(n_basis=n_basis, hidden=hidden)

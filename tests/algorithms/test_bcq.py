@@ -31,7 +31,7 @@ def test_train_is_deterministic_seed_dependent_and_finite(critic):
     data, config, nets = problem(critic=critic)
     keys = jax.random.split(jax.random.PRNGKey(1), 2)
     init, train = bcq.make_initializer(nets, config), bcq.make_trainer(nets, config, 5)
-    (s1, l1), (s2, l2) = train(init(keys, data), data, keys), train(init(keys, data), data, keys)
+    (s1, l1), (_, l2) = train(init(keys, data), data, keys), train(init(keys, data), data, keys)
     np.testing.assert_array_equal(l1, l2)
     assert l1[0] != l1[1] and np.all(np.isfinite(l1))
     assert int(s1.step[0]) == 5

@@ -78,7 +78,7 @@ def test_update_is_deterministic_and_seed_dependent():
     cfg = dqn.DQNConfig(gamma=GAMMA, batch_size=32)
     keys = jax.random.split(jax.random.PRNGKey(0), 2)
     run = lambda: dqn.make_trainer(net, cfg, 5)(dqn.make_initializer(net, cfg)(keys, data), data, keys)  # noqa: E731
-    (s1, l1), (s2, l2) = run(), run()
+    (_, l1), (_, l2) = run(), run()
     np.testing.assert_array_equal(l1, l2)
     assert l1[0] != l1[1]
 

@@ -96,7 +96,6 @@ def test_replay_regenerated_from_snapshots(tmp_path):
     """MuJoCo replay buffers ship as actor snapshots: each tenth of the dataset comes from its
     snapshot with TD3's exploration noise, after as many random actions as TD3's warm-up."""
     from resolvent.data.dataset import episode_features, replay_from_snapshots
-    from resolvent.policies import Actor
     from resolvent.policies.actor import load_snapshots, save_snapshots
 
     rng = np.random.default_rng(0)

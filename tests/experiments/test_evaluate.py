@@ -1,3 +1,4 @@
+import dataclasses
 import json
 
 import numpy as np
@@ -5,6 +6,7 @@ import pytest
 
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.model import CheckpointError
+from resolvent.rewards import PriorConfig
 
 TINY = dict(steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3,
@@ -27,6 +29,12 @@ def test_run_writes_everything(tmp_path):
     assert (tmp_path / "mse.png").stat().st_size > 10_000
     rows = RunDir(tmp_path).read_metrics()
     assert {r["step"] for r in rows} == {0, 10, 20, 30, 40}
+    for key in ("train_mse", "test_mse", "probe_mse", "train_r2", "test_r2", "probe_r2"):
+        assert all(np.isfinite(r[key]) for r in rows), key
+        for m in res["methods"].values():
+            assert len(m[key]) == 2
+    assert set(res["methods"]["attention"]["probe_r2_each"]) == set(res["probes"])
+    assert len(res["probes"]) >= 6 and res["reward_prior"] == "mix"
     with pytest.raises(FileExistsError, match="--resume"):
         run_evaluate(EvaluateConfig(**TINY), tmp_path)
 
@@ -113,3 +121,35 @@ def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatc
     with pytest.raises(ValueError, match="'obs' has a non-finite value .* transition 7"):
         run_evaluate(EvaluateConfig(**TINY), tmp_path / "nan")
     assert not (tmp_path / "nan" / "config.json").exists()
+
+
+def test_fqe_oracle_and_every_prior(tmp_path):
+    """The FQE oracle reports test rewards only; every prior trains every operator."""
+    res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe", "sf", "linear")}), tmp_path / "o", plot=False)
+    fqe = res["methods"]["fqe"]
+    assert set(fqe) == {"test_mse", "test_r2", "steps", "seconds"} and len(fqe["test_mse"]) == 2
+    rows = [r for r in RunDir(tmp_path / "o").read_metrics() if r["method"] == "fqe"]
+    assert {r["step"] for r in rows} == {0, 10, 20, 30, 40} and "train_mse" not in rows[0]
+    for kind in ("family", "generic"):
+        cfg = EvaluateConfig.preset("default", **{**TINY, "methods": ("attention", "sf")})
+        cfg = dataclasses.replace(cfg, fqe=dataclasses.replace(cfg.fqe, prior=PriorConfig(kind=kind, n_generic=4)))
+        out = run_evaluate(cfg, tmp_path / kind, plot=False)
+        assert all(np.isfinite(v).all() for m in out["methods"].values()
+                   for k, v in m.items() if k.endswith(("mse", "r2")))
+
+
+def test_config_round_trip_and_presets():
+    cfg = EvaluateConfig.preset("paper", steps=100, log_every=50, checkpoint_every=50)
+    assert cfg.fqe.tau == 0.005 and cfg.prior.kind == "family"
+    assert EvaluateConfig.from_dict(cfg.to_dict()) == cfg
+    assert EvaluateConfig().prior.kind == "mix"
+    # a run directory written before the reward prior: flat FQE keys, the family prior
+    old = {k: v for k, v in EvaluateConfig().to_dict().items() if k != "fqe"}
+    back = EvaluateConfig.from_dict({**old, "gamma": 0.9, "tau": 0.01})
+    assert back.fqe.gamma == 0.9 and back.fqe.tau == 0.01 and back.prior.kind == "family"
+    with pytest.raises(ValueError, match="unknown preset 'fast'"):
+        EvaluateConfig.preset("fast")
+    with pytest.raises(ValueError, match="methods listed twice"):
+        EvaluateConfig(methods=("sf", "sf"))
+    with pytest.raises(ValueError, match="must be a multiple of log_every"):
+        EvaluateConfig(steps=250, log_every=100, checkpoint_every=100)
