@@ -1,19 +1,60 @@
-import sys, json, time, dataclasses, hashlib
+"""One lever at a time: accuracy of the attention operator under configuration changes.
+
+    python benchmarks/ablation.py [--family pendulum-angle] [--dataset expert] [--steps 15000]
+        '{"preset": "paper"}' '{}' '{"prior": {"kind": "generic"}}' '{"fqe": {"tau": 0.02}}' ...
+
+Each argument is one variant, a JSON object of overrides of the default configuration
+(``EvaluateConfig.preset("default")``): ``preset`` picks another base, ``prior`` and ``fqe``
+override fields of the reward prior and of operator FQE, any other key a field of the
+experiment (``m``, ``ref_sampling``, ``steps``, ``methods``...). Every variant trains 1 seed
+(attention unless ``methods`` says otherwise) into ``runs/ablation/`` (a killed variant resumes,
+a finished one is read back) and prints one JSON line
+with its MSE and R^2 on the training, test and probe rewards and each probe's R^2.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
 from resolvent.experiments import EvaluateConfig, run_evaluate
-from resolvent.rewards import PriorConfig
-fam = sys.argv[1]; ds = sys.argv[2]
-for spec in sys.argv[3:]:
-    kw = json.loads(spec)
-    pri = kw.pop("prior", {}); fq = kw.pop("fqe", {}); preset = kw.pop("preset", "default")
-    base = dict(family=fam, dataset=ds, methods=("attention",), seeds=1, steps=15000, log_every=1500, checkpoint_every=15000)
-    base.update(kw)
-    cfg = EvaluateConfig.preset(preset, **base)
-    fqe = dataclasses.replace(cfg.fqe, prior=dataclasses.replace(cfg.prior, **pri), **fq)
-    cfg = dataclasses.replace(cfg, fqe=fqe)
-    t = time.time()
-    out = f"/tmp/sw/{fam}-{ds}-" + hashlib.md5(spec.encode()).hexdigest()[:8]
-    r = run_evaluate(cfg, out, plot=False)
-    for m, e in r["methods"].items():
-        e = {k: (round(sum(v)/len(v), 3) if isinstance(v, list) else v) for k, v in e.items() if k != "probe_r2_each"}
-        each = {k: round(sum(v)/len(v), 2) for k, v in r["methods"][m].get("probe_r2_each", {}).items()}
-        print("RESULT", fam, ds, spec, m, json.dumps(e), json.dumps(each), round(time.time() - t), flush=True)
+
+
+def variant(spec: dict, family: str, dataset: str, steps: int) -> EvaluateConfig:
+    spec = dict(spec)
+    prior, fqe, preset = spec.pop("prior", {}), spec.pop("fqe", {}), spec.pop("preset", "default")
+    spec["methods"] = tuple(spec.get("methods", ("attention",)))
+    base = dict(family=family, dataset=dataset, seeds=1, steps=steps, log_every=1500, checkpoint_every=steps)
+    cfg = EvaluateConfig.preset(preset, **{**base, **spec})
+    return dataclasses.replace(cfg, fqe=dataclasses.replace(
+        cfg.fqe, prior=dataclasses.replace(cfg.prior, **prior), **fqe))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("variants", nargs="+", help="JSON overrides, one variant each")
+    ap.add_argument("--family", default="pendulum-angle")
+    ap.add_argument("--dataset", default="expert")
+    ap.add_argument("--steps", type=int, default=15_000)
+    ap.add_argument("--out", default="runs/ablation")
+    args = ap.parse_args()
+    for text in args.variants:
+        cfg = variant(json.loads(text), args.family, args.dataset, args.steps)
+        out = f"{args.out}/{args.family}-{args.dataset}-{hashlib.md5(text.encode()).hexdigest()[:8]}"
+        t0 = time.time()
+        res = run_evaluate(cfg, out, resume=Path(out, "config.json").is_file(), plot=False)  # resumable
+        for method, r in res["methods"].items():
+            mean = {k: round(float(np.mean(v)), 3) for k, v in r.items() if k.endswith(("mse", "r2"))}
+            each = {k: round(float(np.mean(v)), 2) for k, v in r.get("probe_r2_each", {}).items()}
+            print(json.dumps({"variant": json.loads(text), "family": args.family, "dataset": args.dataset,
+                              "method": method, "steps": r["steps"], **mean, "probe_r2_each": each,
+                              "seconds": round(time.time() - t0)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

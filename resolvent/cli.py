@@ -50,13 +50,43 @@ def split_methods(methods: str) -> tuple[str, ...]:
     return tuple(x.strip() for x in methods.split(",") if x.strip())
 
 
+# what a command can foresee: bad input, damaged files, a run directory in use, a full disk
+EXPECTED = (ValueError, OSError, RuntimeError)
+
+
+def refuse_with_resume(resume: bool, keep=("out", "resume")) -> None:
+    """``--resume`` continues a run with its own configuration: options given on the command
+    line beside it would be ignored, so they are refused, by name."""
+    if not resume:
+        return
+    ctx = click.get_current_context()
+    given = [name for name in ctx.params if name not in keep
+             and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+    if given:
+        fail("--resume continues the run with its own configuration (config.json); drop "
+             + ", ".join("--" + g.replace("_", "-") for g in given) + " or start a new --out")
+
+
+def read_run_config(run_dir: str) -> dict:
+    """A run directory's config.json, or one clear error."""
+    from resolvent.experiments import RunDir
+
+    try:
+        cfg = RunDir(run_dir).read_config()
+    except EXPECTED as e:
+        fail(str(e))
+    if not isinstance(cfg, dict) or "family" not in cfg:
+        fail(f"{run_dir}/config.json is not a resolvent run configuration")
+    return cfg
+
+
 def launch(make_config, run, out: str, table, plot_name: str) -> None:
     """Build an experiment's config, run it into ``out``, print its table; one clear error."""
     try:
         cfg = make_config()
         click.echo(f"run directory: {out}")
         results = run(cfg)
-    except (ValueError, FileExistsError, FileNotFoundError, RuntimeError) as e:
+    except EXPECTED as e:
         fail(str(e))
     click.echo(table(results))
     click.echo(f"results: {Path(out) / 'results.json'}   plot: {Path(out) / plot_name}")
@@ -132,6 +162,7 @@ def evaluate(family, dataset, methods, preset, reward_prior, prior_rewards, tau,
     """Offline policy evaluation: train operators and compare with the ground truth."""
     from resolvent.experiments import EvaluateConfig, run_evaluate
 
+    refuse_with_resume(resume)
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
     out = out or f"runs/{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -163,26 +194,21 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     from resolvent.evaluation import load_ground_truth
     from resolvent.policies import load_target_policy
 
-    from resolvent.experiments import RunDir
-
-    try:
-        cfg = RunDir(run_dir).read_config()
-    except (FileNotFoundError, RuntimeError) as e:
-        fail(str(e))
+    cfg = read_run_config(run_dir)
     family = get_family(cfg["family"])
     value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
     if not np.isfinite(value):
         fail(f"the reward parameter must be finite, got {value}")
     try:
         model = resolvent.load(run_dir, method)
-    except (FileNotFoundError, RuntimeError) as e:
+        gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
+        gt = load_ground_truth(family, load_target_policy(family.name), cfg.get("n_initial", 64), gamma,
+                               cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
+        reward = family.reward_callable(value)
+        qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)
+        truth = gt.q(reward)
+    except EXPECTED as e:
         fail(str(e))
-    gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
-    gt = load_ground_truth(family, load_target_policy(family.name), cfg.get("n_initial", 64), gamma,
-                           cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
-    reward = family.reward_callable(value)
-    qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)
-    truth = gt.q(reward)
     click.echo(f"{family.name}, {family.param_name} = {value}, method {method} "
                f"({model.n_seeds} seeds): Q at initial points (s0, a0)")
     click.echo(f"{'i':>3} {'predicted (mean over seeds)':>28} {'Monte-Carlo truth':>18}")
@@ -229,7 +255,7 @@ def dataset(family, kind, seed, rebuild):
     fam = get_family(family)
     try:
         data = load_transitions(fam, kind, seed, rebuild=rebuild)
-    except (ValueError, FileNotFoundError) as e:
+    except EXPECTED as e:
         fail(str(e))
     n = len(data["obs"])
     click.echo(f"{dataset_id(fam, kind, seed)}: {n} transitions, "
@@ -263,6 +289,7 @@ def optimize(family, dataset, methods, algorithm, seeds, seed, steps, eval_every
     """Offline policy optimisation: operator DQN / BCQ, zero-shot returns in the environment."""
     from resolvent.experiments import OptimizeConfig, run_optimize
 
+    refuse_with_resume(resume)
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
     out = out or f"runs/optimize-{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -288,14 +315,16 @@ def rollout(run_dir, method, param, theta0, v_target, theta, episodes, seed, env
     from resolvent.evaluation import actor_returns, episodic_returns
     from resolvent.policies import load_target_policy
 
-    cfg = json.loads((Path(run_dir) / "config.json").read_text())
+    cfg = read_run_config(run_dir)
     family = get_family(cfg["family"])
     value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
+    if not np.isfinite(value):
+        fail(f"the reward parameter must be finite, got {value}")
     if episodes < 1:
         fail(f"--episodes must be >= 1, got {episodes}")
     try:
         policy = resolvent.load(run_dir, method).policy(family.reward_callable(value), seed=seed)
-    except (FileNotFoundError, ValueError, RuntimeError) as e:
+    except EXPECTED as e:
         fail(str(e))
     reward = family.reward_callable(value)
     ret = episodic_returns(family, lambda obs: policy(obs[0])[None], [reward], episodes, env_seed,
@@ -331,7 +360,7 @@ def baselines(run_dir, kinds, td3_steps, methods, out):
             cfg = dataclasses.replace(cfg, methods=split_methods(methods))
         summary = run_baselines(cfg, out, tuple(k.strip() for k in kinds.split(",") if k.strip()),
                                 td3_steps, zero_shot=run_dir)
-    except (ValueError, FileNotFoundError, RuntimeError) as e:
+    except EXPECTED as e:
         fail(str(e))
     click.echo(f"{summary['family']} / {summary['dataset']}: return under each test reward "
                f"(mean ± std over seeds)")
@@ -348,7 +377,11 @@ def plot(run_dir):
     """Redraw a run's plot from its files."""
     from resolvent.experiments import plot_run
 
-    click.echo(plot_run(run_dir))
+    read_run_config(run_dir)
+    try:
+        click.echo(plot_run(run_dir))
+    except EXPECTED as e:
+        fail(str(e))
 
 
 @main.group()
@@ -367,7 +400,7 @@ def figure_command(name: str, task: str, drawer: str, doc: str):
 
         try:
             click.echo(getattr(plots, drawer)(runs, out))
-        except FileNotFoundError as e:
+        except EXPECTED as e:
             fail(str(e))
 
     return command

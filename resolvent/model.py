@@ -29,6 +29,7 @@ import numpy as np
 
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.families import get_family
+from resolvent.io import atomic_savez, atomic_write_bytes
 from resolvent.operators import make_network
 from resolvent.rewards.probes import evaluate_reward
 
@@ -60,10 +61,31 @@ class OperatorModel:
         self.network = make_network(self.method, self.gamma, self.arch["hidden"],
                                     self.arch["features"], self.arch["n_basis"],
                                     self.arch.get("heads", 8))
+        self._check_params()
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.control is not None:
             self._act = jax.jit(self.make_act(self.network, self.arch, self.control,
                                               self.x_mean, self.x_std))
+
+    def _check_params(self) -> None:
+        """The parameters must be this network's (one per seed): else a clear CheckpointError."""
+        if self.control is not None:   # control models hold several networks; checked on use
+            return
+        width = self.arch["n_basis"] if self.method == "sf" else self.xi_features["obs"].shape[0]
+        x, enc = jnp.zeros((1, len(self.x_mean))), jnp.zeros((1, width))
+
+        def shapes(tree, skip: int) -> dict:
+            flat = jax.tree_util.tree_flatten_with_path(tree)[0]
+            return {jax.tree_util.keystr(path): tuple(np.shape(leaf))[skip:] for path, leaf in flat}
+
+        try:
+            want = shapes(jax.eval_shape(lambda: self.network.init(jax.random.PRNGKey(0), x, self.xi, enc)), 0)
+            ok = want == shapes(self.params, 1)
+        except Exception:  # noqa: BLE001 - parameters of another structure entirely
+            ok = False
+        if not ok:
+            raise CheckpointError(f"the saved {self.method!r} parameters do not fit a {self.method} "
+                                  f"network with {self.arch}: they belong to another model; retrain it")
 
     @staticmethod
     def make_act(network, arch: dict, control: dict, x_mean, x_std):
@@ -129,6 +151,10 @@ class OperatorModel:
             raise ValueError(f"observations must have shape (b, {ds}), got {obs.shape}")
         if actions.ndim != 2 or actions.shape != (len(obs), da):
             raise ValueError(f"actions must have shape ({len(obs)}, {da}), got {actions.shape}")
+        for name, v in (("observations", obs), ("actions", actions)):
+            if not np.all(np.isfinite(v)):
+                row = int(np.argwhere(~np.isfinite(v))[0, 0])
+                raise ValueError(f"{name} have a non-finite value (NaN or inf) in row {row}")
         return self._apply(self.critic_params, self.normalise(obs, actions), self.xi, enc)
 
     def q_values(self, reward: Reward, observations, actions, seed: int | None = 0) -> np.ndarray:
@@ -157,10 +183,10 @@ class OperatorModel:
         if self.fit_features is not None:
             arrays.update({f"fit_{k}": np.asarray(v) for k, v in self.fit_features.items()})
             arrays["basis"] = np.asarray(self.basis)
-        _atomic_write(d / f"{self.method}.npz", lambda f: np.savez(f, **arrays))
-        _atomic_write(d / f"{self.method}.params", lambda f: f.write(
-            flax.serialization.msgpack_serialize(jax.tree_util.tree_map(np.asarray, self.params))))
-        _atomic_write(d / f"{self.method}.json", lambda f: f.write(json.dumps(meta, indent=2).encode()))
+        atomic_savez(d / f"{self.method}.npz", **arrays)
+        atomic_write_bytes(d / f"{self.method}.params", flax.serialization.msgpack_serialize(
+            jax.tree_util.tree_map(np.asarray, self.params)))
+        atomic_write_bytes(d / f"{self.method}.json", json.dumps(meta, indent=2).encode())
 
     @classmethod
     def load(cls, directory: str | Path, method: str) -> "OperatorModel":
@@ -208,14 +234,6 @@ class Policy:
         enc = jnp.broadcast_to(self.enc, (len(obs),) + self.enc.shape)       # (n, m)
         a = np.asarray(self._act(self.params, s, self.xi, enc, k))            # (n, da)
         return a[0] if single else a
-
-
-def _atomic_write(path: Path, write) -> None:
-    """``write(file)`` into a temporary file, then rename it over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-    tmp.replace(path)
 
 
 def load(run_dir: str | Path, method: str = "attention") -> OperatorModel:

@@ -95,3 +95,19 @@ def test_figure_opi_draws_from_finished_runs(run_dir, tmp_path):
     res = CliRunner().invoke(main, ["figure", "opi", "--runs", str(run_dir.parent), "--out", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "opi.png").stat().st_size > 0
+
+
+def test_q_on_an_optimize_run_and_bad_parameters(run_dir):
+    res = CliRunner().invoke(main, ["q", str(run_dir), "--method", "maxout", "--theta0", "0.3", "--points", "2"])
+    assert res.exit_code == 0, res.output
+    assert "MSE over all 64" in res.output
+    for bad in ("nan", "inf"):
+        res = CliRunner().invoke(main, ["q", str(run_dir), "--method", "maxout", "--theta0", bad])
+        assert res.exit_code == 2 and "must be finite" in res.output and "Traceback" not in res.output
+
+
+def test_resume_refuses_options_it_would_ignore(run_dir):
+    before = (run_dir / "metrics.jsonl").read_text()
+    res = CliRunner().invoke(main, ["optimize", "--out", str(run_dir), "--resume", "--steps", "50"])
+    assert res.exit_code == 2 and "drop --steps" in res.output
+    assert (run_dir / "metrics.jsonl").read_text() == before

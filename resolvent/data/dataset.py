@@ -152,7 +152,11 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
         except BaseException:
             _remove(did)  # never leave a half-written dataset behind
             raise
-    return transitions_from_minari(ds, family)
+    try:
+        return transitions_from_minari(ds, family)
+    except (OSError, KeyError, RuntimeError, TypeError, IndexError) as e:   # h5py's errors
+        raise ValueError(f"the stored dataset {did} is damaged ({type(e).__name__}: {e}); rebuild it "
+                         f"with `resolvent dataset {family.name} --kind {kind} --seed {seed} --rebuild`") from None
 
 
 def _remove(did: str) -> None:
@@ -179,12 +183,15 @@ def transitions_from_minari(ds, family: RewardFamily) -> Transitions:
                                        "terminations": ep.terminations,
                                        "truncations": ep.truncations, "infos": ep.infos}, family))
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-    validate_transitions(data, family, ds.observation_space.shape[0], ds.action_space.shape[0])
+    validate_transitions(data, family, ds.observation_space.shape[0], ds.action_space.shape[0],
+                         ds.action_space)
     return data
 
 
-def validate_transitions(data: Transitions, family: RewardFamily, obs_dim: int, action_dim: int) -> None:
-    """Raise one ValueError naming the field that is missing, mis-shaped or not finite."""
+def validate_transitions(data: Transitions, family: RewardFamily, obs_dim: int, action_dim: int,
+                         action_space=None) -> None:
+    """Raise one ValueError naming the field that is missing, mis-shaped or not finite, or the
+    first action outside ``action_space`` (a Box; 1% of its range is tolerated)."""
     need = {"obs": (obs_dim,), "action": (action_dim,), "next_obs": (obs_dim,),
             "terminated": (), "truncated": ()}
     need.update({k: () for k in family.extras})
@@ -201,6 +208,14 @@ def validate_transitions(data: Transitions, family: RewardFamily, obs_dim: int, 
             raise ValueError(f"dataset field {k!r} has a non-finite value (NaN or inf) at transition {bad}")
     if n == 0:
         raise ValueError("dataset is empty")
+    if action_space is not None:
+        low, high = np.asarray(action_space.low, np.float32), np.asarray(action_space.high, np.float32)
+        tol = 0.01 * (high - low)
+        out = (data["action"] < low - tol) | (data["action"] > high + tol)           # (n, da)
+        if out.any():
+            i, j = np.argwhere(out)[0]
+            raise ValueError(f"dataset action {float(data['action'][i, j]):.4g} (dimension {j}) at transition "
+                             f"{i} is outside the action space [{low[j]:.4g}, {high[j]:.4g}]")
 
 
 REFERENCE_SAMPLING = ("uniform", "cover")

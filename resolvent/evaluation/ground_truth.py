@@ -10,6 +10,7 @@ ignoring the environment's time limit and stopping at a termination (absorbing, 
 """
 from __future__ import annotations
 
+import io
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -22,6 +23,7 @@ from tqdm.auto import tqdm
 
 from resolvent.data.dataset import policy_hash
 from resolvent.families import RewardFamily
+from resolvent.io import atomic_write_bytes
 from resolvent.paths import cache_dir
 from resolvent.policies import Actor
 
@@ -98,14 +100,18 @@ def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: fl
         try:
             with np.load(path) as z:
                 feats = {k[2:]: z[k] for k in z.files if k.startswith("f_")}
-                return GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
-        except (OSError, ValueError, KeyError):
-            path.unlink()  # a corrupt cache is derived data: roll out again
+                gt = GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
+            arrays = [gt.obs0, gt.action0, gt.alive, *feats.values()]
+            if all(np.all(np.isfinite(a)) for a in arrays) and set(family.feature_keys) <= set(feats):
+                return gt
+        except Exception:  # noqa: BLE001 - truncated, not a zip, missing arrays: all damage
+            pass
+        path.unlink()  # a damaged cache (unreadable or non-finite) is derived data: roll out again
     gt = rollout_ground_truth(family, actor, n, gamma, tol, seed)
-    tmp = path.with_suffix(".tmp.npz")
-    np.savez_compressed(tmp, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
+    buf = io.BytesIO()
+    np.savez_compressed(buf, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
                         **{f"f_{k}": v for k, v in gt.features.items()})
-    tmp.replace(path)
+    atomic_write_bytes(path, buf.getvalue())
     return gt
 
 

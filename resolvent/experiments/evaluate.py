@@ -424,24 +424,29 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
-    """Run (or resume) an experiment into ``out``; returns results.json's content."""
+    """Run (or resume) an experiment into ``out``; returns results.json's content. The run
+    directory has one writer: a second one stops at once (``RunInUseError``)."""
     run = RunDir(out)
-    cfg = run.start(cfg, EvaluateConfig, resume)
-    p = prepare(cfg)
-    run.write_json("config.json", cfg.to_dict())
-    p.prior_stats.save(run.path / "prior.npz")
-    results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate",
-               "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
-               "methods": run.previous_methods() if resume else {}}
-    for name in cfg.methods:
-        if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
-            continue
-        results["methods"][name] = run_method(name, cfg, p, run, resume)
-        run.write_json("results.json", results)
-    run.write_json("results.json", results)
-    if plot:
-        from resolvent.experiments.plots import plot_mse
-        plot_mse(run.path)
+    with run.writer():
+        cfg = run.start(cfg, EvaluateConfig, resume)
+        p = prepare(cfg)
+        if not resume:
+            run.write_json("config.json", cfg.to_dict())
+        if not (run.path / "prior.npz").is_file():
+            p.prior_stats.save(run.path / "prior.npz")
+        results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate",
+                   "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
+                   "methods": run.previous_methods() if resume else {}}
+        for name in cfg.methods:
+            if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
+                continue
+            results["methods"][name] = run_method(name, cfg, p, run, resume)
+            run.write_json("results.json", results)
+        if not (run.path / "results.json").is_file():
+            run.write_json("results.json", results)
+        if plot:
+            from resolvent.experiments.plots import plot_mse
+            plot_mse(run.path)
     return results
 
 

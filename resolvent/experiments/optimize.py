@@ -79,6 +79,9 @@ class OptimizeConfig:
         for m in self.methods:
             if m not in METHODS:
                 raise ValueError(f"unknown method {m!r} for optimize; known: {list(METHODS)}")
+        dup = sorted({m for m in self.methods if self.methods.count(m) > 1})
+        if dup:
+            raise ValueError(f"methods listed twice: {dup}")
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; known: {list(ALGORITHMS)}")
         for name in ("seeds", "steps", "eval_every", "checkpoint_every", "eval_episodes", "m",
@@ -91,6 +94,8 @@ class OptimizeConfig:
             raise ValueError(f"n_actions must be >= 2, got {self.n_actions}")
         if self.checkpoint_every % self.eval_every:
             raise ValueError("checkpoint_every must be a multiple of eval_every")
+        if self.steps % self.eval_every:
+            raise ValueError(f"steps ({self.steps}) must be a multiple of eval_every ({self.eval_every})")
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
 
@@ -282,7 +287,8 @@ def run_method(method: str, cfg: OptimizeConfig, p: ControlProblem, run: RunDir,
     ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
     if resume:
         ckpt = run.load_checkpoint(method, ckpt) or ckpt
-        run.keep_metrics(lambda r: r.get("method") != method or r["step"] <= int(ckpt["step"]))
+        run.keep_metrics(lambda r: r.get("method") != method or (   # step 0 is logged again below
+            r["step"] <= int(ckpt["step"]) and (r["step"] > 0 or int(ckpt["step"]) > 0)))
     state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
 
     def log(loss):
@@ -327,22 +333,25 @@ def inference_model(method: str, cfg: OptimizeConfig, p: ControlProblem, params)
 
 
 def run_optimize(cfg: OptimizeConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
-    """Run (or resume) an experiment into ``out``; returns results.json's content."""
+    """Run (or resume) an experiment into ``out``; returns results.json's content. The run
+    directory has one writer: a second one stops at once (``RunInUseError``)."""
     run = RunDir(out)
-    cfg = run.start(cfg, OptimizeConfig, resume)
-    p = prepare(cfg)
-    run.write_json("config.json", cfg.to_dict())
-    results = {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize",
-               "algorithm": p.algorithm, "target_return": p.target_returns["original"],
-               "target_test_returns": {n: p.target_returns[n] for n in p.return_names[1:]},
-               "methods": run.previous_methods() if resume else {}}
-    run.write_json("results.json", results)
-    for method in cfg.methods:
-        if resume and results["methods"].get(method, {}).get("steps", 0) >= cfg.steps:
-            continue
-        results["methods"][method] = run_method(method, cfg, p, run, resume)
+    with run.writer():
+        cfg = run.start(cfg, OptimizeConfig, resume)
+        p = prepare(cfg)
+        if not resume:
+            run.write_json("config.json", cfg.to_dict())
+        results = {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize",
+                   "algorithm": p.algorithm, "target_return": p.target_returns["original"],
+                   "target_test_returns": {n: p.target_returns[n] for n in p.return_names[1:]},
+                   "methods": run.previous_methods() if resume else {}}
         run.write_json("results.json", results)
-    if plot:
-        from resolvent.experiments.plots import plot_returns
-        plot_returns(run.path)
+        for method in cfg.methods:
+            if resume and results["methods"].get(method, {}).get("steps", 0) >= cfg.steps:
+                continue
+            results["methods"][method] = run_method(method, cfg, p, run, resume)
+            run.write_json("results.json", results)
+        if plot:
+            from resolvent.experiments.plots import plot_returns
+            plot_returns(run.path)
     return results

@@ -3,13 +3,31 @@ from __future__ import annotations
 
 import json
 import os
+import socket
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import flax.serialization
 import jax
 import numpy as np
 
+from resolvent.io import DiskFullError, atomic_write_bytes
 from resolvent.model import CheckpointError
+
+
+class RunInUseError(RuntimeError):
+    """Another live process is writing to the run directory."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class RunDir:
@@ -31,9 +49,44 @@ class RunDir:
 
     def write_json(self, name: str, obj) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        tmp = self.path / (name + ".tmp")
-        tmp.write_text(json.dumps(obj, indent=2) + "\n")
-        os.replace(tmp, self.path / name)
+        atomic_write_bytes(self.path / name, (json.dumps(obj, indent=2) + "\n").encode())
+
+    @property
+    def lock_path(self) -> Path:
+        return self.path / "run.lock"
+
+    @contextmanager
+    def writer(self):
+        """Hold the directory's one-writer lock: a second writer (a fresh run or ``--resume``)
+        stops at once naming the process that holds it; a lock left by a killed process is
+        taken over. The directory is created if needed and removed again if it stays empty."""
+        existed = self.path.exists()
+        self.path.mkdir(parents=True, exist_ok=True)
+        me = f"{os.getpid()} {socket.gethostname()} {' '.join(sys.argv)[:200]}"
+        while True:
+            try:
+                fd = os.open(self.lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                try:
+                    pid, host, *cmd = self.lock_path.read_text().split(" ", 2) + [""]
+                    holder = int(pid)
+                except (OSError, ValueError):
+                    holder, host, cmd = -1, "", [""]
+                if holder > 0 and host == socket.gethostname() and _alive(holder):
+                    raise RunInUseError(f"{self.path} is in use by process {holder} "
+                                        f"({cmd[0].strip() or 'resolvent'}); wait for it to finish "
+                                        f"or stop it, then --resume") from None
+                self.lock_path.unlink(missing_ok=True)   # left by a process that is gone
+                continue
+            with os.fdopen(fd, "w") as f:
+                f.write(me)
+            break
+        try:
+            yield self
+        finally:
+            self.lock_path.unlink(missing_ok=True)
+            if not existed and not any(self.path.iterdir()):
+                self.path.rmdir()
 
     def start(self, cfg, config_cls, resume: bool):
         """The configuration to run: the run's own when resuming (it wins over ``cfg``), else
@@ -59,11 +112,18 @@ class RunDir:
             raise CheckpointError(f"{self.config_path} is corrupt: {e}") from None
 
     def append_metrics(self, rows: list[dict]) -> None:
-        with self.metrics_path.open("a") as f:
-            for row in rows:
-                f.write(json.dumps(row) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+        """Append rows; a failed write (a full disk) is cut back off, leaving the file as it was."""
+        size = self.metrics_path.stat().st_size if self.metrics_path.is_file() else 0
+        try:
+            with self.metrics_path.open("a") as f:
+                f.write("".join(json.dumps(row) + "\n" for row in rows))
+                f.flush()
+                os.fsync(f.fileno())
+        except OSError as e:
+            with self.metrics_path.open("r+") as f:
+                f.truncate(size)
+            raise DiskFullError(e.errno, f"cannot append to {self.metrics_path} ({e.strerror}); "
+                                         f"nothing saved was changed") from None
 
     def read_metrics(self) -> list[dict]:
         if not self.metrics_path.is_file():
@@ -78,18 +138,17 @@ class RunDir:
 
     def keep_metrics(self, keep) -> None:
         """Rewrite metrics.jsonl with only the rows for which ``keep(row)`` holds."""
-        rows = [r for r in self.read_metrics() if keep(r)]
-        tmp = self.metrics_path.with_suffix(".tmp")
-        tmp.write_text("".join(json.dumps(r) + "\n" for r in rows))
-        os.replace(tmp, self.metrics_path)
+        all_rows = self.read_metrics()
+        rows = [r for r in all_rows if keep(r)]
+        cut = self.metrics_path.is_file() and not self.metrics_path.read_bytes().endswith(b"\n")
+        if len(rows) != len(all_rows) or cut:   # dropped rows, or a line cut by a kill
+            atomic_write_bytes(self.metrics_path, "".join(json.dumps(r) + "\n" for r in rows).encode())
 
     def save_checkpoint(self, method: str, tree: dict) -> None:
         path = self.checkpoint_path(method)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
         state = flax.serialization.to_state_dict(jax.tree_util.tree_map(np.asarray, tree))
-        tmp.write_bytes(flax.serialization.msgpack_serialize(state))
-        os.replace(tmp, path)
+        atomic_write_bytes(path, flax.serialization.msgpack_serialize(state))
 
     def load_checkpoint(self, method: str, template: dict) -> dict | None:
         path = self.checkpoint_path(method)

@@ -112,10 +112,8 @@ class PriorStats(NamedTuple):
         return PriorData(jnp.asarray(z), jnp.asarray(z[ref_idx]), jnp.asarray(self.usable, jnp.float32))
 
     def save(self, path: str | Path) -> None:
-        tmp = Path(path).with_name(Path(path).name + ".tmp")
-        with open(tmp, "wb") as f:
-            np.savez(f, mean=self.mean, std=self.std, usable=self.usable, extras=np.array(self.extras, str))
-        tmp.replace(path)
+        from resolvent.io import atomic_savez
+        atomic_savez(path, mean=self.mean, std=self.std, usable=self.usable, extras=np.array(self.extras, str))
 
     @classmethod
     def load(cls, path: str | Path) -> "PriorStats":

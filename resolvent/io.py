@@ -1,0 +1,40 @@
+"""Writing files so that a failure (a full disk, a kill) changes nothing already saved."""
+from __future__ import annotations
+
+import errno
+import io
+import os
+from pathlib import Path
+
+
+class DiskFullError(OSError):
+    """A write failed for lack of space; the file it was replacing is unchanged."""
+
+
+def atomic_write_bytes(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to a temporary file, then rename it over ``path``: a failure leaves
+    ``path`` as it was and no temporary file behind."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as e:
+        tmp.unlink(missing_ok=True)
+        if e.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise DiskFullError(e.errno, f"no space left on the device to write {path}; "
+                                         f"nothing saved was changed: free space and run again "
+                                         f"(with --resume to continue)") from None
+        raise
+
+
+def atomic_savez(path: str | Path, **arrays) -> None:
+    """``numpy.savez`` through ``atomic_write_bytes``."""
+    import numpy as np
+
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    atomic_write_bytes(path, buf.getvalue())
