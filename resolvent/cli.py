@@ -64,7 +64,7 @@ def refuse_with_resume(resume: bool, keep=("out", "resume")) -> None:
              and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
     if given:
         fail("--resume continues the run with its own configuration (config.json); drop "
-             + ", ".join("--" + g.replace("_", "-") for g in given) + " or start a new --out")
+             + ", ".join("--" + g.replace("_", "-") for g in sorted(given)) + " or start a new --out")
 
 
 def read_run_config(run_dir: str) -> dict:

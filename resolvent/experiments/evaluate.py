@@ -261,8 +261,7 @@ class Method:
     data: OperatorData
     init: Callable               # (keys, data) -> states
     train: Callable              # (states, data, keys) -> (states, loss)
-    predict: Callable            # (params) -> {set: (S, R, n_init)} predictions
-    sets: tuple[str, ...]        # the reward sets it answers
+    predict: Callable            # (params) -> {set: (S, R, n_init)} for the sets it answers
     basis: np.ndarray | None = None  # SF: basis values on the fit points (d, n_fit)
 
 
@@ -288,7 +287,6 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     """Network, data and trainer of one method."""
     fqe = run_fqe(cfg)
     xi = p.x[p.ref_idx]                                                    # (m, dx)
-    prior_data = p.prior_stats.data(p.z_raw, p.ref_idx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
     network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1)
@@ -303,7 +301,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     else:
         rewards = p.r_train if cfg.prior.family else p.r_train[:0]
         data = OperatorData(x=p.x, xn=p.xn, rewards=rewards, done=p.done, xi=xi,
-                            enc=rewards[:, p.ref_idx], prior=prior_data)
+                            enc=rewards[:, p.ref_idx], prior=p.prior_stats.data(p.z_raw, p.ref_idx))
         enc = {s: p.sets[s].xi_values for s in SETS}
         fit_basis = None
     predictor = make_predictor(network)
@@ -312,7 +310,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         return {s: jnp.swapaxes(predictor(params, p.y, xi, enc[s]), 1, 2) for s in SETS if len(p.sets[s])}
 
     return Method(name, network, data, make_initializer(network, fqe),
-                  make_trainer(network, fqe, cfg.log_every), predict, SETS,
+                  make_trainer(network, fqe, cfg.log_every), predict,
                   None if fit_basis is None else np.asarray(fit_basis))
 
 
@@ -343,7 +341,7 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
         q = apply(params, p.y, xi, data.enc)[..., 0]                       # (R_te, S, n_init)
         return {"test": jnp.swapaxes(q, 0, 1)}                             # (S, R_te, n_init)
 
-    return Method("fqe", network, data, init, train, predict, ("test",))
+    return Method("fqe", network, data, init, train, predict)
 
 
 def score(pred: dict, p: Problem) -> dict:

@@ -2,6 +2,7 @@
 steps, mean and spread over seeds."""
 from __future__ import annotations
 
+import io
 import json
 from collections import defaultdict
 from pathlib import Path
@@ -13,6 +14,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from resolvent.experiments.rundir import RunDir  # noqa: E402
+from resolvent.io import atomic_write_bytes  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
           "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator",
@@ -76,10 +78,7 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     axes[1, 0].set_ylabel("average R$^2$ (1 - MSE / Var of the truth)")
     axes[0, -1].legend(fontsize=8)
     fig.tight_layout()
-    path = run.path / name
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, run.path / name, dpi=120)
 
 
 FAMILY_ORDER = ("pendulum-angle", "halfcheetah-vel", "ant-dir")
@@ -138,10 +137,14 @@ def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path
 
 
 def save_figure(fig, path: Path, dpi: int = 110) -> Path:
-    """Write ``fig`` to ``path`` (creating its folder) and close it."""
+    """Write ``fig`` to ``path`` (creating its folder; atomically) and close it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
-    plt.close(fig)
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, dpi=dpi, format=path.suffix.lstrip(".") or "png")
+    finally:
+        plt.close(fig)
+    atomic_write_bytes(path, buf.getvalue())
     return path
 
 

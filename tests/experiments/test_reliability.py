@@ -53,14 +53,15 @@ def test_concurrent_cli_runs_on_one_directory(tmp_path):
     out = tmp_path / "x"
     cmd = [sys.executable, "-m", "resolvent.cli", "evaluate", "--methods", "attention", "--seeds", "1",
            "--m", "16", "--log-every", "1000", "--checkpoint-every", "1000"]
-    first = subprocess.Popen([*cmd, "--steps", "6000", "--out", str(out)], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
-    while not (out / "run.lock").exists() and first.poll() is None:
+    log = (tmp_path / "first.log").open("w")
+    first = subprocess.Popen([*cmd, "--steps", "3000", "--out", str(out)], stdout=log, stderr=log)
+    while not (out / "metrics.jsonl").exists() and first.poll() is None:   # it is training
         time.sleep(0.05)
     second = subprocess.run([*cmd, "--steps", "1000", "--seed", "1", "--out", str(out)],
                             capture_output=True, text=True)
     first.wait(timeout=300)
-    assert first.returncode == 0, first.stderr[-2000:]
+    log.close()
+    assert first.returncode == 0, (tmp_path / "first.log").read_text()[-2000:]
     assert second.returncode == 2 and "in use by process" in second.stderr
     assert "Traceback" not in second.stderr
     assert {r["seed"] for r in RunDir(out).read_metrics()} == {0}
@@ -98,14 +99,11 @@ def test_full_disk_leaves_no_temporary_file_and_changes_nothing(tmp_path, monkey
     monkeypatch.undo()
 
     out = tmp_path / "run"
-    run_evaluate(EvaluateConfig(**TINY), out, plot=False)
+    run_evaluate(EvaluateConfig(**TINY), out)
+    (out / "results.json").unlink()                        # resuming must write, on a full disk
     before = snapshot(out)
     monkeypatch.setattr(rio.os, "fsync", no_space)
     monkeypatch.setattr("resolvent.experiments.rundir.os.fsync", no_space)
-    res = CliRunner().invoke(main, ["evaluate", "--out", str(out), "--resume"])
-    assert res.exit_code == 0, res.output                  # finished: nothing to write
-    (out / "results.json").unlink()                        # now it must write, on a full disk
-    before.pop(next(k for k in before if str(k) == "results.json"))
     res = CliRunner().invoke(main, ["evaluate", "--out", str(out), "--resume"])
     assert res.exit_code == 2 and "no space left" in res.output and "Traceback" not in res.output
     assert snapshot(out) == before and not list(out.rglob("*.tmp"))
