@@ -42,6 +42,7 @@ from resolvent.rewards.probes import evaluate_reward
 OPERATORS = ("attention", "linear", "vanilla", "sf")
 METHODS = OPERATORS + ("fqe",)
 SETS = ("train", "test", "probe")
+REF_ACTIONS = ("data", "half-policy")
 
 
 def named_key(seed: int, *names: str) -> jax.Array:
@@ -82,6 +83,7 @@ class EvaluateConfig:
     checkpoint_every: int = 2_500      # steps between checkpoints (a multiple of log_every)
     m: int = 128                       # reference points
     ref_sampling: str = "uniform"      # reference points: uniform (the paper's) or cover
+    ref_actions: str = "data"          # their actions: data (the paper's) or half-policy
     n_train_rewards: int = 32          # the family's training rewards, all fed at every step
     n_test_rewards: int = 16           # unseen test rewards (wider range)
     n_initial: int = 64                # ground-truth initial points y_i = (s0, a0)
@@ -121,6 +123,8 @@ class EvaluateConfig:
             raise ValueError(f"tau must be in (0, 1], got {self.fqe.tau}")
         if self.fqe.prior is None:
             raise ValueError("an evaluate run needs a reward prior (fqe.prior)")
+        if self.ref_actions not in REF_ACTIONS:
+            raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
 
     @property
     def prior(self) -> PriorConfig:
@@ -178,7 +182,8 @@ class Problem:
     done: jax.Array              # (n,)
     x_mean: np.ndarray
     x_std: np.ndarray
-    ref_idx: np.ndarray          # (m,)
+    xi_features: dict            # raw transition quantities at the reference points (numpy)
+    xi: jax.Array                # (m, dx) normalised reference points
     fit_idx: np.ndarray          # (n_fit,)
     features: dict               # raw transition quantities (numpy)
     train_params: np.ndarray     # (R_tr,)
@@ -213,24 +218,49 @@ def prepare(cfg: EvaluateConfig) -> Problem:
     ref_idx = reference_indices(n, cfg.m, cfg.seed, cfg.ref_sampling, (x_raw - x_mean) / x_std)
     fit_idx = np.sort(np.random.default_rng(cfg.seed + 1).choice(n, min(n, cfg.sf_fit_points), replace=False))
     norm = lambda z: jnp.asarray((z - x_mean) / x_std, jnp.float32)  # noqa: E731
+    xi_features = reference_features(features, ref_idx, cfg.ref_actions, actor)
     r_train = family.rewards(train_params, feats_j)
     r_test = family.rewards(test_params, feats_j)
     z_raw = reward_inputs(features, family.extras)
+    xi_j = {k: jnp.asarray(v) for k, v in xi_features.items()}
     sets = {
-        "train": RewardSet([f"{family.param_name}={v:.3f}" for v in train_params], r_train[:, ref_idx],
-                           r_train[:, fit_idx], jnp.asarray(gt.q_family(family, train_params), jnp.float32)),
-        "test": RewardSet([f"{family.param_name}={v:.3f}" for v in test_params], r_test[:, ref_idx],
-                          r_test[:, fit_idx], jnp.asarray(gt.q_family(family, test_params), jnp.float32)),
-        "probe": reward_set(probe_rewards(family.name), {k: v[ref_idx] for k, v in features.items()},
+        "train": RewardSet([f"{family.param_name}={v:.3f}" for v in train_params],
+                           family.rewards(train_params, xi_j), r_train[:, fit_idx],
+                           jnp.asarray(gt.q_family(family, train_params), jnp.float32)),
+        "test": RewardSet([f"{family.param_name}={v:.3f}" for v in test_params],
+                          family.rewards(test_params, xi_j), r_test[:, fit_idx],
+                          jnp.asarray(gt.q_family(family, test_params), jnp.float32)),
+        "probe": reward_set(probe_rewards(family.name), xi_features,
                             {k: v[fit_idx] for k, v in features.items()}, gt),
     }
+    if not all(bool(jnp.all(jnp.isfinite(sets[k].xi_values))) for k in ("train", "test")):
+        raise ValueError(f"{family.name}'s rewards read quantities the target policy's reference "
+                         f"points do not have; use ref_actions='data'")
     return Problem(
         family=family, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),
-        x_std=x_std.astype(np.float32), ref_idx=ref_idx, fit_idx=fit_idx, features=features,
+        x_std=x_std.astype(np.float32), xi_features=xi_features,
+        xi=norm(np.concatenate([xi_features["obs"], xi_features["action"]], -1)),
+        fit_idx=fit_idx, features=features,
         train_params=train_params, test_params=test_params, r_train=r_train, r_test=r_test,
         y=norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
         prior_stats=PriorStats.fit(z_raw, family.extras), z_raw=z_raw)
+
+
+def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:
+    """The transition quantities at the reference points. With ``half-policy`` every other
+    point takes the target policy's action pi(s) instead of the behaviour's: the operator can
+    then see a reward of the action at the actions the policy will take. Those points have no
+    next observation or extras (NaN), so only rewards of (obs, action) can be encoded."""
+    xi = {k: np.array(v[ref_idx]) for k, v in features.items()}
+    if actions == "half-policy":
+        pol = np.arange(1, len(ref_idx), 2)                                   # (m/2,)
+        xi["action"][pol] = np.asarray(actor(xi["obs"][pol]))
+        for k in xi:
+            if k not in ("obs", "action"):
+                xi[k] = xi[k].astype(np.float32)
+                xi[k][pol] = np.nan
+    return xi
 
 
 def reward_set(rewards: dict[str, Callable], xi_features: dict, fit_features: dict, gt) -> RewardSet:
@@ -286,7 +316,7 @@ def run_fqe(cfg: EvaluateConfig) -> FQEConfig:
 def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     """Network, data and trainer of one method."""
     fqe = run_fqe(cfg)
-    xi = p.x[p.ref_idx]                                                    # (m, dx)
+    xi = p.xi                                                              # (m, dx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
     network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1)
@@ -299,9 +329,10 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         fit_basis = basis[:, p.fit_idx]                                    # (d, n_fit)
         enc = {s: ridge_weights(fit_basis, p.sets[s].fit_values, cfg.sf_ridge) for s in SETS}
     else:
-        rewards = p.r_train if cfg.prior.family else p.r_train[:0]
-        data = OperatorData(x=p.x, xn=p.xn, rewards=rewards, done=p.done, xi=xi,
-                            enc=rewards[:, p.ref_idx], prior=p.prior_stats.data(p.z_raw, p.ref_idx))
+        keep = slice(None) if cfg.prior.family else slice(0)
+        z_xi = reward_inputs(p.xi_features, p.family.extras)
+        data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_train[keep], done=p.done, xi=xi,
+                            enc=p.sets["train"].xi_values[keep], prior=p.prior_stats.data(p.z_raw, z_xi))
         enc = {s: p.sets[s].xi_values for s in SETS}
         fit_basis = None
     predictor = make_predictor(network)
@@ -363,7 +394,7 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
     return OperatorModel(
         method=name, family=cfg.family, gamma=cfg.gamma,
         arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis},
-        params=params, xi_features=p.subset(p.ref_idx), x_mean=p.x_mean, x_std=p.x_std,
+        params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)
 

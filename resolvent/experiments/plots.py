@@ -56,8 +56,20 @@ def draw(ax, rows: list[dict], metric: str, title: str) -> None:
     else:
         ax.set_yscale("log")
     ax.set_xlabel("training steps")
+    ax.xaxis.set_major_formatter(plt.FuncFormatter(lambda v, _: f"{v / 1000:g}k" if v else "0"))
     ax.set_title(title, fontsize=10)
     ax.grid(alpha=0.3)
+
+
+def legend_of(axes) -> tuple[list, list]:
+    """The handles and labels of every axis, each label once."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    return handles, labels
 
 
 def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
@@ -76,7 +88,7 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
         draw(axes[1, j], rows, f"{s}_r2", head)
     axes[0, 0].set_ylabel("average MSE (geometric mean over seeds)")
     axes[1, 0].set_ylabel("average R$^2$ (1 - MSE / Var of the truth)")
-    axes[0, -1].legend(fontsize=8)
+    axes[0, -1].legend(*legend_of(axes.flat), fontsize=8)
     fig.tight_layout()
     return save_figure(fig, run.path / name, dpi=120)
 
@@ -125,12 +137,7 @@ def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path
                 draw(ax, RunDir(runs[(fam, kind)]).read_metrics(), metric, f"{fam} / {kind} / {which}")
                 if c == 0 and j == 0:
                     ax.set_ylabel("MSE")
-    handles, labels = [], []
-    for ax in axes.flat:
-        for h, lab in zip(*ax.get_legend_handles_labels()):
-            if lab not in labels:
-                handles.append(h)
-                labels.append(lab)
+    handles, labels = legend_of(axes.flat)
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return save_figure(fig, Path(out) / name)

@@ -107,9 +107,12 @@ class PriorStats(NamedTuple):
     def normalise(self, z_raw) -> np.ndarray:
         return ((np.asarray(z_raw, np.float32) - self.mean) / self.std).astype(np.float32)
 
-    def data(self, z_raw: np.ndarray, ref_idx: np.ndarray) -> PriorData:
-        z = self.normalise(z_raw)
-        return PriorData(jnp.asarray(z), jnp.asarray(z[ref_idx]), jnp.asarray(self.usable, jnp.float32))
+    def data(self, z_raw: np.ndarray, z_xi_raw: np.ndarray) -> PriorData:
+        """The dataset's and the reference points' inputs, normalised; inputs unknown at a
+        reference point (NaN: a point with the target policy's action) are unusable."""
+        usable = self.usable & np.all(np.isfinite(z_xi_raw), axis=0)
+        z_xi = np.nan_to_num(self.normalise(z_xi_raw))
+        return PriorData(jnp.asarray(self.normalise(z_raw)), jnp.asarray(z_xi), jnp.asarray(usable, jnp.float32))
 
     def save(self, path: str | Path) -> None:
         from resolvent.io import atomic_savez

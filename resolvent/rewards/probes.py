@@ -10,6 +10,7 @@ from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 Reward = Callable[[Mapping[str, jax.Array]], jax.Array]
 
@@ -73,5 +74,9 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
         raise ValueError(f"{name} returned shape {tuple(values.shape)} on {n} {what}; "
                          f"expected ({n},), one value per transition")
     if not bool(jnp.all(jnp.isfinite(values))):
-        raise ValueError(f"{name} returned non-finite values on the {what}")
+        unknown = sorted(k for k, v in features.items()
+                         if np.issubdtype(np.asarray(v).dtype, np.floating) and np.isnan(np.asarray(v)).any())
+        hint = (f" (at some of them {unknown} are unknown, NaN: those points carry the target policy's "
+                f"action, so a reward may read only {sorted(set(features) - set(unknown))})") if unknown else ""
+        raise ValueError(f"{name} returned non-finite values on the {what}{hint}")
     return values

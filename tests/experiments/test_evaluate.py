@@ -153,3 +153,29 @@ def test_config_round_trip_and_presets():
         EvaluateConfig(methods=("sf", "sf"))
     with pytest.raises(ValueError, match="must be a multiple of log_every"):
         EvaluateConfig(steps=250, log_every=100, checkpoint_every=100)
+
+
+def test_half_policy_reference_points(tmp_path):
+    """Every other reference point takes the target policy's action and has no next
+    observation: rewards of (obs, action) are encoded there, others get a clear error."""
+    import resolvent
+    from resolvent.experiments.evaluate import reference_features
+    from resolvent.policies import load_target_policy
+
+    actor = load_target_policy("pendulum-angle")
+    rng = np.random.default_rng(0)
+    feats = {"obs": rng.normal(size=(10, 3)).astype(np.float32), "action": rng.normal(size=(10, 1)).astype(np.float32),
+             "next_obs": rng.normal(size=(10, 3)).astype(np.float32)}
+    xi = reference_features(feats, np.array([0, 2, 4, 6]), "half-policy", actor)
+    np.testing.assert_array_equal(xi["action"][[0, 2]], feats["action"][[0, 4]])
+    np.testing.assert_allclose(xi["action"][[1, 3]], np.asarray(actor(feats["obs"][[2, 6]])))
+    assert np.isnan(xi["next_obs"][[1, 3]]).all() and np.isfinite(xi["next_obs"][[0, 2]]).all()
+    with pytest.raises(ValueError, match="unknown ref_actions 'policy'"):
+        EvaluateConfig(ref_actions="policy")
+
+    res = run_evaluate(EvaluateConfig(**{**TINY, "ref_actions": "half-policy"}), tmp_path, plot=False)
+    assert all(np.isfinite(v).all() for m in res["methods"].values() for k, v in m.items() if k.endswith("mse"))
+    model = resolvent.load(tmp_path, "attention")
+    with pytest.raises(ValueError, match=r"\['next_obs'\] are unknown"):
+        model.q_values(lambda f: f["next_obs"][:, 0], np.zeros((2, 3)), np.zeros((2, 1)))
+    assert model.q_values(lambda f: f["action"][:, 0] ** 2, np.zeros((2, 3)), np.zeros((2, 1))).shape == (2,)
