@@ -40,7 +40,7 @@ def test_generic_rewards_are_finite_deterministic_and_seed_dependent():
     assert np.mean(np.std(a, axis=1) > 1e-3) > 0.9        # they vary over the data
     # a constant input ("stuck") is never read
     assert not stats.usable[-1]
-    params = P.sample(cfg, jax.random.PRNGKey(0), stats.data(z, np.arange(10)), 256)
+    params = P.sample(cfg, jax.random.PRNGKey(0), stats.data(z, z[:10]), 256)
     assert float(jnp.max(params.mask[:, -1])) == 0.0
     assert set(np.asarray(params.mask.sum(1)).astype(int)) <= {1, 2}
 
@@ -52,7 +52,7 @@ def test_step_draws_match_the_callables():
     stats, z = stats_and_z(f)
     cfg = PriorConfig(kind="generic", n_generic=5)
     ref = np.arange(0, 500, 7)
-    data = stats.data(z, ref)
+    data = stats.data(z, z[ref])
     idx = jnp.arange(20)
     key = jax.random.PRNGKey(3)
     r_b, enc = P.draw(cfg, key, data, idx)                                  # (20, 5) (5, m)
@@ -114,3 +114,16 @@ def test_bad_probe_rewards_get_one_clear_error():
         evaluate_reward(lambda g: g["obs"][:, 0] / 0.0, f, "transitions", "probe 'p'")
     with pytest.raises(ValueError, match="probe 'p' asked for 'height'"):
         evaluate_reward(lambda g: g["height"], f, "transitions", "probe 'p'")
+
+
+def test_inputs_unknown_at_a_reference_point_are_never_read():
+    """Reference points with the target policy's action have no extras (NaN): generic rewards
+    then read only the inputs known everywhere, and their values stay finite."""
+    f = features()
+    stats, z = stats_and_z(f)
+    z_xi = z[:8].copy()
+    z_xi[1::2, 4] = np.nan                                     # x_velocity unknown at half of them
+    data = stats.data(z, z_xi)
+    assert float(data.usable[4]) == 0.0 and float(data.usable[0]) == 1.0
+    r_b, enc = P.draw(PriorConfig(kind="generic", n_generic=64), jax.random.PRNGKey(0), data, jnp.arange(5))
+    assert np.all(np.isfinite(np.asarray(enc))) and np.all(np.isfinite(np.asarray(r_b)))
