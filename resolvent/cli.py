@@ -154,11 +154,14 @@ def main() -> None:
 @click.option("--log-every", default=500, show_default=True)
 @click.option("--checkpoint-every", default=2_500, show_default=True)
 @click.option("--m", "m", default=128, show_default=True, help="reference points")
+@click.option("--ref-actions", type=click.Choice(["data", "half-policy"]), default="data", show_default=True,
+              help="actions at the reference points: the data's (the paper's), or the target "
+                   "policy's at every other one (rewards of obs and action only)")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
 def evaluate(family, dataset, methods, preset, reward_prior, prior_rewards, tau, lr, seeds, seed,
-             steps, log_every, checkpoint_every, m, out, resume):
+             steps, log_every, checkpoint_every, m, ref_actions, out, resume):
     """Offline policy evaluation: train operators and compare with the ground truth."""
     from resolvent.experiments import EvaluateConfig, run_evaluate
 
@@ -171,7 +174,7 @@ def evaluate(family, dataset, methods, preset, reward_prior, prior_rewards, tau,
         cfg = EvaluateConfig.preset(preset, family=family, dataset=dataset,
                                     methods=split_methods(methods), seeds=seeds, seed=seed,
                                     steps=steps, log_every=log_every,
-                                    checkpoint_every=checkpoint_every, m=m)
+                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions)
         prior = cfg.prior
         if reward_prior is not None or prior_rewards is not None:
             prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),

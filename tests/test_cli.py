@@ -98,11 +98,12 @@ def test_preset_and_prior_options(tmp_path):
     assert "fqe" in json.loads((out / "results.json").read_text())["methods"]
     out = tmp_path / "generic"
     res = runner.invoke(main, ["evaluate", "--reward-prior", "generic", "--prior-rewards", "7",
-                               "--tau", "0.1", "--methods", "attention", *TINY, "--out", str(out)])
+                               "--tau", "0.1", "--ref-actions", "half-policy", "--methods", "attention",
+                               *TINY, "--out", str(out)])
     assert res.exit_code == 0, res.output
     cfg = json.loads((out / "config.json").read_text())
     assert cfg["fqe"]["prior"] == {**cfg["fqe"]["prior"], "kind": "generic", "n_generic": 7}
-    assert cfg["fqe"]["tau"] == 0.1
+    assert cfg["fqe"]["tau"] == 0.1 and cfg["ref_actions"] == "half-policy"
     assert (out / "prior.npz").is_file()
     for bad, msg in ((["--prior-rewards", "0"], "n_generic (generic rewards per step) must be >= 1"),
                      (["--reward-prior", "gaussian"], "gaussian"),

@@ -116,10 +116,11 @@ def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple
 
 
 def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path:
-    """The paper's OPE figure from finished runs on the family prior (the paper's setting): one
-    row per family, columns replay/expert/medium x training/test rewards, MSE against steps,
-    one line per method."""
-    runs = find_runs(root, keep=lambda cfg: cfg.get("fqe", {}).get("prior", {}).get("kind", "family") == "family")
+    """The paper's OPE figure from finished runs (a run on the family prior, the paper's setting,
+    wins over others of the same family and dataset): one row per family, columns
+    replay/expert/medium x training/test rewards, MSE against steps, one line per method."""
+    runs = find_runs(root)
+    runs.update(find_runs(root, keep=lambda cfg: cfg.get("fqe", {}).get("prior", {}).get("kind", "family") == "family"))
     if not runs:
         raise FileNotFoundError(f"no finished evaluate runs (config.json + metrics.jsonl) under {root}")
     families = [f for f in FAMILY_ORDER if any(k[0] == f for k in runs)]
