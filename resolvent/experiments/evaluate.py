@@ -45,11 +45,16 @@ SETS = ("train", "test", "probe")
 REF_ACTIONS = ("data", "half-policy")
 
 
+def name_id(name: str) -> int:
+    """A stable non-negative integer for a name, to fold into PRNG keys."""
+    return zlib.crc32(name.encode()) & 0x7FFFFFFF
+
+
 def named_key(seed: int, *names: str) -> jax.Array:
     """A PRNG key derived from the experiment seed and stable names (never positions)."""
     key = jax.random.PRNGKey(seed)
     for name in names:
-        key = jax.random.fold_in(key, zlib.crc32(name.encode()) & 0x7FFFFFFF)
+        key = jax.random.fold_in(key, name_id(name))
     return key
 
 
@@ -353,7 +358,7 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
     data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_test[:, None, :], done=p.done, xi=xi,
                         enc=scale[:, None, None])                          # (R_te, 1, n) (R_te, 1, 1)
     axes = OperatorData(x=None, xn=None, rewards=0, done=None, xi=None, enc=0)
-    names = jnp.asarray([zlib.crc32(n.encode()) & 0x7FFFFFFF for n in p.sets["test"].names])  # (R_te,)
+    names = jnp.asarray([name_id(n) for n in p.sets["test"].names])       # (R_te,)
 
     def one(state, d, key, name):
         return train_chunk(state, d, jax.random.fold_in(key, name), cfg.log_every, network, fqe)
