@@ -230,7 +230,7 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
 def target(family, retrain, steps, seed, out):
     """Show (or --retrain) the family's TD3 target policy and its average return."""
     from resolvent.policies import load_target_policy, target_policy_info
-    from resolvent.policies.td3 import evaluate_actor, train_td3
+    from resolvent.policies.td3 import evaluate_target, train_td3
 
     fam = get_family(family)
     if retrain:
@@ -242,8 +242,8 @@ def target(family, retrain, steps, seed, out):
     except FileNotFoundError as e:
         fail(str(e))
     info = target_policy_info(fam.name)
-    ret = evaluate_actor(actor, fam.env_id)
-    click.echo(json.dumps({**info, "average_return_now": ret}, indent=2))
+    now = evaluate_target(fam, actor)
+    click.echo(json.dumps({**info, **{f"{k}_now": v for k, v in now.items()}}, indent=2))
 
 
 @main.command()

@@ -15,15 +15,18 @@ run_one() {   # NAME ARGS...
   mkdir -p "results/accuracy/$name"
   cp "$run"/{config.json,metrics.jsonl,results.json,mse.png} "results/accuracy/$name/"
 }
-part=${PART:-all}   # pendulum, ant or all (two parts can run side by side)
-if [ "$part" != ant ]; then
+part=${PART:-all}   # pendulum, ant, halfcheetah or all (parts can run side by side)
+if [ "$part" = all ] || [ "$part" = pendulum ]; then
 run_one pendulum-angle-expert pendulum-angle --dataset expert --methods attention,vanilla,sf,fqe --seeds 3 --steps 15000
 run_one pendulum-angle-expert-paper pendulum-angle --dataset expert --preset paper --methods attention --seeds 3 --steps 15000
 for kind in replay medium; do
   run_one "pendulum-angle-$kind" pendulum-angle --dataset "$kind" --methods attention,fqe --seeds 1 --steps 15000
 done
 fi
-if [ "$part" != pendulum ]; then
+if [ "$part" = all ] || [ "$part" = halfcheetah ]; then
+run_one halfcheetah-vel-expert halfcheetah-vel --dataset expert --methods attention,fqe --seeds 1 --steps 15000
+fi
+if [ "$part" = all ] || [ "$part" = ant ]; then
 run_one ant-dir-expert ant-dir --dataset expert --methods attention,fqe --seeds 1 --steps 15000
 run_one ant-dir-expert-paper ant-dir --dataset expert --preset paper --methods attention --seeds 1 --steps 15000
 fi

@@ -17,8 +17,10 @@ for fam in $families; do
   else  # BCQ's evaluation samples 100 actions per state: 10 keeps a CPU run affordable; an
     # operator-BCQ step costs about 10 GFLOP per seed (10 VAE samples per next state through
     # the 750-750 decoder, the perturbation operator and both critics), so on a 2-core CPU
-    # 3000 steps x 3 seeds x 2 critics take most of an hour; STEPS and TD3_STEPS raise them
-    budget="--steps ${STEPS:-3000} --eval-every 1000 --checkpoint-every 1000 --episodes 2 --eval-samples 10"
+    # 3000 steps x 3 seeds x 2 critics take most of an hour; STEPS and TD3_STEPS raise them.
+    # HalfCheetah-Vel's results ran on a lent H100: STEPS=20000 EVAL_EVERY=2000 (results/README.md)
+    every=${EVAL_EVERY:-1000}
+    budget="--steps ${STEPS:-3000} --eval-every $every --checkpoint-every $every --episodes 2 --eval-samples 10"
     kind=${KIND:-expert}
     baselines="--kinds offline,td3 --methods vanilla --td3-steps ${TD3_STEPS:-20000}"
   fi

@@ -5,7 +5,7 @@ same seed), a policy trained for r_theta ALONE:
 
 - ``offline``: the same offline algorithm (operator DQN / BCQ, same networks and budget) on
   the same dataset relabelled with r_theta only (``OptimizeConfig.train_params = (theta,)``);
-- ``td3``: TD3 (sbx) trained online in the environment whose reward is r_theta (a Gymnasium
+- ``td3``: TD3 (sbx) trained online in the environment whose reward is r_theta (``FamilyReward``,
   wrapper computing the family's reward from each step), as the family's target policy was
   for the original reward; needs the ``train`` extra.
 
@@ -20,51 +20,17 @@ import dataclasses
 import json
 from pathlib import Path
 
-import gymnasium as gym
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from resolvent.evaluation import actor_returns
 from resolvent.experiments.optimize import (OptimizeConfig, eval_seed, run_optimize,
                                             stratified_test_params)
 from resolvent.experiments.rundir import RunDir
-from resolvent.families import RewardFamily, get_family
+from resolvent.families import get_family
 
 KINDS = ("offline", "td3")
 TARGET = "TD3 target policy (original reward)"
-
-
-class FamilyReward(gym.Wrapper):
-    """The base environment with its reward replaced by the family member ``param``."""
-
-    def __init__(self, env: gym.Env, family: RewardFamily, param: float):
-        super().__init__(env)
-        self.family, self.param, self._obs = family, jnp.float32(param), None
-
-    def reset(self, **kwargs):
-        obs, info = self.env.reset(**kwargs)
-        self._obs = obs
-        return obs, info
-
-    def step(self, action):
-        obs, _, term, trunc, info = self.env.step(action)
-        feats = {"obs": np.asarray(self._obs, np.float32)[None],
-                 "action": np.asarray(action, np.float32).reshape(1, -1),
-                 "next_obs": np.asarray(obs, np.float32)[None]}
-        feats.update({k: np.asarray([float(term) if k == "terminated" else info[k]], np.float32)
-                      for k in self.family.extras})
-        self._obs = obs
-        return obs, float(self.family.reward(self.param, feats)[0]), term, trunc, info
-
-
-def reward_env_id(family: RewardFamily, param: float) -> str:
-    """A registered Gymnasium id for the base environment with reward ``param``."""
-    env_id = f"resolvent/{family.name}-param{param:.4f}-v0"
-    if env_id not in gym.registry:
-        gym.register(env_id, entry_point=lambda **kw: FamilyReward(gym.make(family.env_id), family, param),
-                     max_episode_steps=None)
-    return env_id
 
 
 def logged_test_rewards(cfg: OptimizeConfig) -> tuple[list[str], np.ndarray]:
@@ -105,8 +71,8 @@ def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: 
                 entry[f"offline {m} (this reward only)"] = r["test_returns"][name]
         if "td3" in kinds:
             from resolvent.policies.td3 import train_td3
-            fam = dataclasses.replace(family, env_id=reward_env_id(family, float(param)))
-            actor, _ = train_td3(fam, steps=td3_steps, seed=cfg.seed, out_dir=run.path / f"td3-{name}")
+            actor, _ = train_td3(family, steps=td3_steps, seed=cfg.seed, out_dir=run.path / f"td3-{name}",
+                                 param=float(param))
             ret = actor_returns(family, actor, [family.reward_callable(float(param))],
                                 cfg.eval_episodes, eval_seed(cfg))[0]
             entry["td3 online (this reward only)"] = [float(ret.mean())]

@@ -20,5 +20,5 @@ HALFCHEETAH_VEL = RewardFamily(
     name="halfcheetah-vel", env_id="HalfCheetah-v5", param_name="v_target",
     reward=halfcheetah_vel_reward, train_range=(0.7, 1.3), test_range=(0.6, 1.4),
     original_param=1.0, extras=("x_velocity",), dataset_size=100_000, sigma=0.1,
-    td3_steps=300_000, replay_source="snapshots",
+    td3_steps=200_000, replay_source="snapshots",
 )
