@@ -20,7 +20,6 @@ import dataclasses
 import json
 from pathlib import Path
 
-import jax
 import numpy as np
 
 from resolvent.evaluation import actor_returns
@@ -28,6 +27,7 @@ from resolvent.experiments.optimize import (OptimizeConfig, eval_seed, run_optim
                                             stratified_test_params)
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
+from resolvent.keys import named_key
 
 KINDS = ("offline", "td3")
 TARGET = "TD3 target policy (original reward)"
@@ -36,8 +36,7 @@ TARGET = "TD3 target policy (original reward)"
 def logged_test_rewards(cfg: OptimizeConfig) -> tuple[list[str], np.ndarray]:
     """The optimize experiment's logged test rewards: names and parameters."""
     family = get_family(cfg.family)
-    _, k_test = jax.random.split(jax.random.PRNGKey(cfg.seed))
-    params = stratified_test_params(family, k_test, cfg.n_return_rewards)
+    params = stratified_test_params(family, named_key(cfg.seed, "test-rewards"), cfg.n_return_rewards)
     return [f"{family.param_name}={p:+.3f}" for p in params], params
 
 

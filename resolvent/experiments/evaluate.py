@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import time
-import zlib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
@@ -33,6 +32,7 @@ from resolvent.data import KINDS, check_kind, load_transitions, reference_indice
 from resolvent.evaluation import load_ground_truth, mse, r2
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
+from resolvent.keys import name_id, named_key
 from resolvent.model import OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
@@ -43,19 +43,6 @@ OPERATORS = ("attention", "linear", "vanilla", "sf")
 METHODS = OPERATORS + ("fqe",)
 SETS = ("train", "test", "probe")
 REF_ACTIONS = ("data", "half-policy")
-
-
-def name_id(name: str) -> int:
-    """A stable non-negative integer for a name, to fold into PRNG keys."""
-    return zlib.crc32(name.encode()) & 0x7FFFFFFF
-
-
-def named_key(seed: int, *names: str) -> jax.Array:
-    """A PRNG key derived from the experiment seed and stable names (never positions)."""
-    key = jax.random.PRNGKey(seed)
-    for name in names:
-        key = jax.random.fold_in(key, name_id(name))
-    return key
 
 
 def default_fqe() -> FQEConfig:

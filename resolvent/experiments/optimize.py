@@ -27,6 +27,7 @@ from resolvent.data import check_kind, load_transitions, reference_indices
 from resolvent.evaluation import actor_returns, episodic_returns
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
+from resolvent.keys import named_key
 from resolvent.model import OperatorModel
 from resolvent.operators import make_network
 from resolvent.policies import load_target_policy
@@ -176,7 +177,7 @@ def prepare(cfg: OptimizeConfig, progress: bool = True) -> ControlProblem:
     std = x_raw.std(0)
     x_mean, x_std = x_raw.mean(0).astype(np.float32), np.where(std < 1e-3, 1.0, std).astype(np.float32)
     ds = features["obs"].shape[1]
-    k_train, k_test = jax.random.split(jax.random.PRNGKey(cfg.seed))
+    k_train, k_test = named_key(cfg.seed, "train-rewards"), named_key(cfg.seed, "test-rewards")
     train_params = (jnp.asarray(cfg.train_params, jnp.float32) if cfg.train_params
                     else family.sample(k_train, cfg.n_train_rewards, "train"))
     test_params = stratified_test_params(family, k_test, cfg.n_return_rewards)
@@ -280,7 +281,7 @@ def run_method(method: str, cfg: OptimizeConfig, p: ControlProblem, run: RunDir,
     """Train one method on all seeds, evaluating returns along training; its results entry."""
     m = Method(method, cfg, p)
     seed_ids = np.arange(cfg.seed, cfg.seed + cfg.seeds)
-    base = jax.random.fold_in(jax.random.PRNGKey(cfg.seed), 100 + METHODS.index(method))
+    base = named_key(cfg.seed, method)
     k_init, k_train, k_eval = jax.random.split(base, 3)
     keys = jax.vmap(lambda s: jax.random.fold_in(k_train, s))(seed_ids)   # (S, 2)
     state = m.init(jax.vmap(lambda s: jax.random.fold_in(k_init, s))(seed_ids), m.data)

@@ -3,9 +3,10 @@ import numpy as np
 import pytest
 
 from resolvent.experiments import OptimizeConfig
-from resolvent.experiments.baselines import logged_test_rewards, reward_env_id, run_baselines
+from resolvent.experiments.baselines import logged_test_rewards, run_baselines
 from resolvent.experiments.optimize import prepare
 from resolvent.families import get_family
+from resolvent.policies.td3 import reward_env_id
 
 
 def test_reward_wrapper_pays_the_family_reward():
