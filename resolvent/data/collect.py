@@ -12,6 +12,7 @@ import gymnasium as gym
 import numpy as np
 from tqdm.auto import tqdm
 
+from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
 
 Episode = dict  # observations (T+1, ds), actions (T, da), rewards (T,), terminations (T,),
@@ -40,16 +41,14 @@ def collect_episodes(family: RewardFamily, policy: Callable, n_steps: int, seed:
     ``n_envs`` environments step in lockstep so the policy runs batched; an episode cut by the
     step budget ends with ``truncated=True``.
     """
-    envs = [gym.make(family.env_id) for _ in range(n_envs)]
-    quota = [n_steps // n_envs + (i < n_steps % n_envs) for i in range(n_envs)]
-    done_steps = [0] * n_envs
+    envs = Lockstep(family.env_id, n_envs, family.extras)
+    quota = np.asarray([n_steps // n_envs + (i < n_steps % n_envs) for i in range(n_envs)])
+    done_steps = np.zeros(n_envs, int)
     episodes: list[Episode] = []
-    current = [None] * n_envs
-    obs = np.zeros((n_envs,) + envs[0].observation_space.shape, np.float32)
+    current: list[dict] = [{}] * n_envs
 
     def start(i, reset_seed):
-        o, _ = envs[i].reset(seed=reset_seed)
-        obs[i] = o
+        o = envs.reset(i, reset_seed).copy()
         current[i] = {"observations": [o], "actions": [], "rewards": [], "terminations": [],
                       "truncations": [], "infos": {k: [0.0] for k in family.extras}}
 
@@ -67,30 +66,28 @@ def collect_episodes(family: RewardFamily, policy: Callable, n_steps: int, seed:
     for i in range(n_envs):
         start(i, seed * 100_003 + i)
     with tqdm(total=n_steps, desc=desc, leave=False, unit="step") as bar:
-        while any(d < q for d, q in zip(done_steps, quota)):
-            actions = policy(obs)
-            stepped = 0
-            for i, env in enumerate(envs):
-                if done_steps[i] >= quota[i]:
-                    continue
-                o, r, term, trunc, info = env.step(actions[i])
+        while (done_steps < quota).any():
+            live = done_steps < quota
+            actions = policy(envs.obs)
+            out = envs.step(actions, live)
+            for i in np.flatnonzero(live):
                 done_steps[i] += 1
-                stepped += 1
-                trunc = bool(trunc) or done_steps[i] == quota[i]
+                term = bool(out.terminated[i])
+                trunc = bool(out.truncated[i]) or done_steps[i] == quota[i]
                 ep = current[i]
-                ep["observations"].append(o)
+                ep["observations"].append(out.next_obs[i])
                 ep["actions"].append(actions[i])
-                ep["rewards"].append(r)
-                ep["terminations"].append(bool(term))
+                ep["rewards"].append(out.reward[i])
+                ep["terminations"].append(term)
                 ep["truncations"].append(trunc and not term)
                 for k in family.extras:
-                    ep["infos"][k].append(float(term) if k == "terminated" else info[k])
-                obs[i] = o
+                    ep["infos"][k].append(out.quantities[k][i])
                 if term or trunc:
                     finish(i)
                     if done_steps[i] < quota[i]:
                         start(i, None)
-            bar.update(stepped)
+            bar.update(int(live.sum()))
+    envs.close()
     return episodes
 
 

@@ -15,13 +15,13 @@ import math
 from dataclasses import dataclass
 from typing import Callable
 
-import gymnasium as gym
 import jax
 import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
 from resolvent.data.dataset import policy_hash
+from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_write_bytes
 from resolvent.paths import cache_dir
@@ -62,10 +62,12 @@ def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma:
                          tol: float = 1e-5, seed: int = 0) -> GroundTruth:
     """Roll pi out from n initial (s0, a0), all in lockstep, for H steps."""
     h = horizon(gamma, tol)
-    envs = [gym.make(family.env_id, max_episode_steps=h + 1) for _ in range(n)]
+    envs = Lockstep(family.env_id, n, family.extras, max_episode_steps=h + 1)
     rng = np.random.default_rng(seed)
-    obs = np.stack([e.reset(seed=seed * 1_000_003 + 7919 * i + 1)[0] for i, e in enumerate(envs)])
-    space = envs[0].action_space
+    for i in range(n):
+        envs.reset(i, seed * 1_000_003 + 7919 * i + 1)
+    obs = envs.obs
+    space = envs.action_space
     action = rng.uniform(space.low, space.high, size=(n,) + space.shape).astype(np.float32)
     obs0, action0 = obs.copy(), action.copy()
     ds, da = obs.shape[1], action.shape[1]
@@ -76,25 +78,29 @@ def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma:
     live = np.ones(n, bool)
     for t in tqdm(range(h), desc=f"ground truth {family.name}", leave=False, unit="step"):
         if t > 0:
-            action = actor(obs)
+            action = np.asarray(actor(obs), np.float32)
         alive[:, t] = live
         feats["obs"][:, t], feats["action"][:, t] = obs, action
-        for i in np.flatnonzero(live):
-            o, _, term, _, info = envs[i].step(action[i])
-            feats["next_obs"][i, t] = o
-            for k in family.extras:
-                feats[k][i, t] = float(term) if k == "terminated" else info[k]
-            obs[i] = o
-            live[i] = not term
+        out = envs.step(action, live)
+        feats["next_obs"][:, t] = out.next_obs
+        for k in family.extras:
+            feats[k][:, t] = out.quantities[k]
+        live &= ~out.terminated
         if not live.any():
             break
+    envs.close()
     return GroundTruth(obs0, action0, feats, alive, gamma)
 
 
 def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
-                      tol: float = 1e-5, seed: int = 0) -> GroundTruth:
-    """The cached ground truth, or a fresh rollout stored in ``$RESOLVENT_HOME/ground_truth``."""
-    name = f"{family.name}-{policy_hash(actor)}-n{n}-g{gamma}-tol{tol}-seed{seed}.npz"
+                      tol: float = 1e-5, seed: int = 0, tag: str | None = None) -> GroundTruth:
+    """The cached ground truth, or a fresh rollout stored in ``$RESOLVENT_HOME/ground_truth``.
+
+    ``family`` is anything with ``name``, ``env_id`` and ``extras`` (a ``RewardFamily`` or a
+    ``DatasetSpec``); ``tag`` names the policy in the cache (default: the actor's weights' hash).
+    """
+    tag = tag if tag is not None else policy_hash(actor)
+    name = f"{family.name.replace('/', '_')}-{tag}-n{n}-g{gamma}-tol{tol}-seed{seed}.npz"
     path = cache_dir("ground_truth") / name
     if path.is_file():
         try:

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-import gymnasium as gym
 import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
+from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
 
 Reward = Callable[[dict], object]
@@ -45,28 +45,23 @@ def rollout(family: RewardFamily, act: Callable[[np.ndarray], np.ndarray], n_pol
     """Run ``act`` (obs (P, E, ds) -> actions (P, E, da)) in P E environments in lockstep."""
     if n_policies < 1 or episodes < 1:
         raise ValueError(f"need at least one policy and one episode, got {n_policies} and {episodes}")
-    envs = [gym.make(family.env_id) for _ in range(n_policies * episodes)]
-    obs = np.stack([env.reset(seed=seed * 1000 + i % episodes)[0] for i, env in enumerate(envs)])
-    n, ds = obs.shape
+    envs = Lockstep(family.env_id, n_policies * episodes, family.extras)
+    for i in range(n_policies * episodes):
+        envs.reset(i, seed * 1000 + i % episodes)
+    n, ds = envs.obs.shape
     live = np.ones(n, bool)
     steps: list[dict] = []
-    limit = envs[0].spec.max_episode_steps if envs[0].spec is not None else None
+    limit = envs.spec.max_episode_steps if envs.spec is not None else None
     with tqdm(total=limit, desc=desc, leave=False, unit="step", disable=not progress) as bar:
         while live.any():
+            obs = envs.obs.copy()
             actions = np.asarray(act(obs.reshape(n_policies, episodes, ds)), np.float32).reshape(n, -1)
-            row = {"obs": obs.copy(), "action": actions, "next_obs": obs.copy(),
-                   "alive": live.copy(), **{k: np.zeros(n, np.float32) for k in family.extras}}
-            for i in np.flatnonzero(live):
-                o, _, term, trunc, info = envs[i].step(actions[i])
-                row["next_obs"][i] = o
-                for k in family.extras:
-                    row[k][i] = float(term) if k == "terminated" else info[k]
-                obs[i] = o
-                live[i] = not (term or trunc)
-            steps.append(row)
+            out = envs.step(actions, live)
+            steps.append({"obs": obs, "action": actions, "next_obs": out.next_obs, "alive": live.copy(),
+                          **out.quantities})
+            live &= ~(out.terminated | out.truncated)
             bar.update(1)
-    for env in envs:
-        env.close()
+    envs.close()
     return Rollout(steps, n_policies, episodes)
 
 

@@ -64,8 +64,12 @@ PRESETS = {"default": default_fqe, "paper": paper_fqe}
 class EvaluateConfig:
     """An offline-policy-evaluation experiment (``preset("paper")``: the paper's settings)."""
 
-    family: str = "pendulum-angle"     # reward family
-    dataset: str = "expert"            # dataset kind: replay, expert or medium
+    family: str | None = "pendulum-angle"  # reward family (None: a dataset of one's own, ``data``)
+    dataset: str = "expert"            # the family's dataset kind: replay, expert or medium
+    data: str | None = None            # instead of a family: a Minari dataset id
+    policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
+    env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
+    probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
     methods: tuple[str, ...] = OPERATORS  # operator networks (and the fqe oracle) to train
     seeds: int = 3                     # network seeds, trained at once (vmapped)
     seed: int = 0                      # experiment seed: rewards, reference points, networks
@@ -88,8 +92,14 @@ class EvaluateConfig:
     sf_generic_basis: int = 96         # generic rewards added to SF's basis under a generic prior
 
     def __post_init__(self):
-        get_family(self.family)
-        check_kind(self.dataset)
+        if self.data is None:
+            get_family(self.family)
+            check_kind(self.dataset)
+            own = [k for k in ("policy", "env", "probes") if getattr(self, k) is not None]
+            if own:
+                raise ValueError(f"{own} go with a dataset of one's own (data=...), not a family")
+        elif self.family is not None:
+            raise ValueError(f"give a reward family ({self.family!r}) or a dataset ({self.data!r}), not both")
         if not self.methods:
             raise ValueError("no method given")
         for m in self.methods:
@@ -151,14 +161,78 @@ class EvaluateConfig:
         return {"task": "evaluate", **asdict(self)}
 
 
+Rewards = list[tuple[str, Callable]]   # named reward callables over the transition features
+
+
+@dataclass
+class Source:
+    """What a run learns from and is scored against: a family's, or any dataset's."""
+
+    name: str                    # the family, or the Minari dataset id
+    spec: object                 # env_id, extras, feature_keys: a RewardFamily or a DatasetSpec
+    data: dict                   # transitions (numpy), the schema of ``resolvent.transitions``
+    policy: Callable             # the target policy, obs (n, ds) -> actions (n, da)
+    rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
+    gt: object | None            # Monte-Carlo ground truth, or None where no environment builds
+
+
+def family_source(cfg: EvaluateConfig) -> Source:
+    """A paper family: its dataset kind, TD3 target, 32 training and 16 test members, probes."""
+    family = get_family(cfg.family)
+    actor = load_target_policy(family.name)
+    data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
+    gt = load_ground_truth(family, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed)
+    members = {s: np.asarray(family.sample(named_key(cfg.seed, f"{s}-rewards"), n, s))
+               for s, n in (("train", cfg.n_train_rewards), ("test", cfg.n_test_rewards))}
+    rewards = {s: [(f"{family.param_name}={v:.3f}", family.reward_callable(v)) for v in ps]
+               for s, ps in members.items()}
+    return Source(family.name, family, data, actor, {**rewards, "probe": list(probe_rewards(family.name).items())}, gt)
+
+
+def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict | None = None,
+                   probes: dict | None = None) -> Source:
+    """Any Minari dataset (``cfg.data``, or the ``dataset`` object), target policy (``cfg.policy``
+    or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
+    ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
+    environment builds."""
+    from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
+    from resolvent.envs import make_env
+
+    spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
+    if policy is None:
+        if cfg.policy is None:
+            raise ValueError("a dataset of one's own needs its target policy (MODULE:ATTR or a callable)")
+        policy = load_object(cfg.policy, "policy")
+    gt, low, high = None, None, None
+    if spec.env_id is not None:
+        space = make_env(spec.env_id).action_space
+        low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
+    actor = checked_policy(policy, data["obs"], data["action"].shape[1], low, high)
+    if spec.env_id is not None:
+        gt = load_ground_truth(spec, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed,
+                               tag=policy_fingerprint(actor, data["obs"]))
+    train = [("reward", lambda f: f["reward"])] + list((rewards or {}).items())
+    probes = list((probes or (load_probes(cfg.probes) if cfg.probes else {})).items())
+    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, gt)
+
+
+def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
+    """A short hash of a policy's actions on fixed dataset observations (its ground-truth cache tag)."""
+    import hashlib
+
+    a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)
+    return hashlib.sha256(np.round(a, 5).tobytes()).hexdigest()[:12]
+
+
 @dataclass
 class RewardSet:
-    """Named rewards with their truth at the initial points and their encodings' inputs."""
+    """Named rewards with their values on the data, at the reference and fit points, and truth."""
 
     names: list[str]
+    values: jax.Array        # (R, n) values on the dataset's transitions
     xi_values: jax.Array     # (R, m) values at the reference points
     fit_values: jax.Array    # (R, n_fit) values at the SF fit points
-    truth: jax.Array         # (R, n_init) Monte-Carlo Q at the initial points
+    truth: jax.Array | None  # (R, n_init) Monte-Carlo Q at the initial points (None: no truth)
 
     def __len__(self) -> int:
         return len(self.names)
@@ -168,7 +242,7 @@ class RewardSet:
 class Problem:
     """Everything the methods share: data on device, rewards, ground truth, reference points."""
 
-    family: object
+    source: Source
     x: jax.Array                 # (n, dx) normalised (s, a)
     xn: jax.Array                # (n, dx) normalised (s', pi(s'))
     done: jax.Array              # (n,)
@@ -178,65 +252,55 @@ class Problem:
     xi: jax.Array                # (m, dx) normalised reference points
     fit_idx: np.ndarray          # (n_fit,)
     features: dict               # raw transition quantities (numpy)
-    train_params: np.ndarray     # (R_tr,)
-    test_params: np.ndarray      # (R_te,)
-    r_train: jax.Array           # (R_tr, n) training rewards on the dataset
-    r_test: jax.Array            # (R_te, n)
-    y: jax.Array                 # (n_init, dx) normalised initial points
+    y: jax.Array | None          # (n_init, dx) normalised initial points (None: no truth)
     sets: dict                   # "train"/"test"/"probe" -> RewardSet
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
+
+    @property
+    def r_train(self) -> jax.Array:
+        return self.sets["train"].values                                  # (R_tr, n)
+
+    @property
+    def extras(self) -> tuple[str, ...]:
+        return self.source.spec.extras
+
+    @property
+    def has_truth(self) -> bool:
+        return self.source.gt is not None
 
     def subset(self, idx) -> dict:
         return {k: v[idx] for k, v in self.features.items()}
 
 
-def prepare(cfg: EvaluateConfig) -> Problem:
+def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     """Dataset, target policy, ground truth, rewards and reference points of an experiment."""
-    family = get_family(cfg.family)
-    actor = load_target_policy(family.name)
-    data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
-    gt = load_ground_truth(family, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed)
-    train_params = np.asarray(family.sample(named_key(cfg.seed, "train-rewards"), cfg.n_train_rewards, "train"))
-    test_params = np.asarray(family.sample(named_key(cfg.seed, "test-rewards"), cfg.n_test_rewards, "test"))
-    features = {k: data[k] for k in family.feature_keys}
+    src = source if source is not None else family_source(cfg) if cfg.data is None else dataset_source(cfg)
+    data, actor, gt = src.data, src.policy, src.gt
+    features = {k: data[k] for k in src.spec.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)
     x_mean, x_std = x_raw.mean(0), x_raw.std(0)
     x_std = np.where(x_std < 1e-3, 1.0, x_std)   # (nearly) constant inputs, e.g. Ant's contact forces
     next_actions = np.concatenate([actor(c) for c in np.array_split(data["next_obs"], max(1, len(x_raw) // 50_000))])
     xn_raw = np.concatenate([data["next_obs"], next_actions], -1)
-    feats_j = {k: jnp.asarray(v) for k, v in features.items()}
     n = len(x_raw)
     ref_idx = reference_indices(n, cfg.m, cfg.seed, cfg.ref_sampling, (x_raw - x_mean) / x_std)
     fit_idx = np.sort(np.random.default_rng(cfg.seed + 1).choice(n, min(n, cfg.sf_fit_points), replace=False))
     norm = lambda z: jnp.asarray((z - x_mean) / x_std, jnp.float32)  # noqa: E731
     xi_features = reference_features(features, ref_idx, cfg.ref_actions, actor)
-    r_train = family.rewards(train_params, feats_j)
-    r_test = family.rewards(test_params, feats_j)
-    z_raw = reward_inputs(features, family.extras)
-    xi_j = {k: jnp.asarray(v) for k, v in xi_features.items()}
-    sets = {
-        "train": RewardSet([f"{family.param_name}={v:.3f}" for v in train_params],
-                           family.rewards(train_params, xi_j), r_train[:, fit_idx],
-                           jnp.asarray(gt.q_family(family, train_params), jnp.float32)),
-        "test": RewardSet([f"{family.param_name}={v:.3f}" for v in test_params],
-                          family.rewards(test_params, xi_j), r_test[:, fit_idx],
-                          jnp.asarray(gt.q_family(family, test_params), jnp.float32)),
-        "probe": reward_set(probe_rewards(family.name), xi_features,
-                            {k: v[fit_idx] for k, v in features.items()}, gt),
-    }
+    sets = {s: reward_set(src.rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}
     if not all(bool(jnp.all(jnp.isfinite(sets[k].xi_values))) for k in ("train", "test")):
-        raise ValueError(f"{family.name}'s rewards read quantities the target policy's reference "
+        raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
                          f"points do not have; use ref_actions='data'")
+    z_raw = reward_inputs(features, src.spec.extras)
     return Problem(
-        family=family, x=norm(x_raw), xn=norm(xn_raw),
+        source=src, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),
         x_std=x_std.astype(np.float32), xi_features=xi_features,
         xi=norm(np.concatenate([xi_features["obs"], xi_features["action"]], -1)),
         fit_idx=fit_idx, features=features,
-        train_params=train_params, test_params=test_params, r_train=r_train, r_test=r_test,
-        y=norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
-        prior_stats=PriorStats.fit(z_raw, family.extras), z_raw=z_raw)
+        y=None if gt is None else norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
+        prior_stats=PriorStats.fit(z_raw, src.spec.extras), z_raw=z_raw)
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:
@@ -255,23 +319,27 @@ def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor)
     return xi
 
 
-def reward_set(rewards: dict[str, Callable], xi_features: dict, fit_features: dict, gt) -> RewardSet:
-    """Reward callables checked and evaluated at the reference and fit points, with their truth."""
-    names = list(rewards)
+def reward_set(rewards: Rewards, features: dict, xi_features: dict, fit_idx: np.ndarray, gt, kind: str) -> RewardSet:
+    """Named reward callables checked and evaluated on the data, at the reference and fit points,
+    with their Monte-Carlo truth (None without ground truth)."""
+    names = [k for k, _ in rewards]
+    n, m = len(next(iter(features.values()))), len(next(iter(xi_features.values())))
     if not names:
-        return RewardSet([], jnp.zeros((0, len(next(iter(xi_features.values()))))),
-                         jnp.zeros((0, len(next(iter(fit_features.values()))))), jnp.zeros((0, len(gt.obs0))))
-    xi = jnp.stack([evaluate_reward(rewards[k], xi_features, "reference points", f"probe reward {k!r}")
-                    for k in names])
-    fit = jnp.stack([evaluate_reward(rewards[k], fit_features, "fit points", f"probe reward {k!r}")
-                     for k in names])
-    truth = []
-    for k in names:
-        q = np.asarray(gt.q(rewards[k]))
-        if q.shape != (len(gt.obs0),) or not np.all(np.isfinite(q)):
-            raise ValueError(f"probe reward {k!r} gives no finite ground truth of shape ({len(gt.obs0)},)")
-        truth.append(q)
-    return RewardSet(names, xi, fit, jnp.asarray(np.stack(truth), jnp.float32))
+        return RewardSet([], jnp.zeros((0, n)), jnp.zeros((0, m)), jnp.zeros((0, len(fit_idx))),
+                         None if gt is None else jnp.zeros((0, len(gt.obs0))))
+    what = {"train": "training reward", "test": "test reward", "probe": "probe reward"}[kind]
+    values = jnp.stack([evaluate_reward(r, features, "dataset's transitions", f"{what} {k!r}") for k, r in rewards])
+    xi = jnp.stack([evaluate_reward(r, xi_features, "reference points", f"{what} {k!r}") for k, r in rewards])
+    truth = None
+    if gt is not None:
+        truth = []
+        for k, r in rewards:
+            q = np.asarray(gt.q(r))
+            if q.shape != (len(gt.obs0),) or not np.all(np.isfinite(q)):
+                raise ValueError(f"{what} {k!r} gives no finite ground truth of shape ({len(gt.obs0)},)")
+            truth.append(q)
+        truth = jnp.asarray(np.stack(truth), jnp.float32)
+    return RewardSet(names, values, xi, values[:, fit_idx], truth)
 
 
 @dataclass
@@ -322,7 +390,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         enc = {s: ridge_weights(fit_basis, p.sets[s].fit_values, cfg.sf_ridge) for s in SETS}
     else:
         keep = slice(None) if cfg.prior.family else slice(0)
-        z_xi = reward_inputs(p.xi_features, p.family.extras)
+        z_xi = reward_inputs(p.xi_features, p.extras)
         data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_train[keep], done=p.done, xi=xi,
                             enc=p.sets["train"].xi_values[keep], prior=p.prior_stats.data(p.z_raw, z_xi))
         enc = {s: p.sets[s].xi_values for s in SETS}
@@ -330,6 +398,8 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     predictor = make_predictor(network)
 
     def predict(params):
+        if p.y is None:
+            return {}
         return {s: jnp.swapaxes(predictor(params, p.y, xi, enc[s]), 1, 2) for s in SETS if len(p.sets[s])}
 
     return Method(name, network, data, make_initializer(network, fqe),
@@ -338,14 +408,17 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
 
 
 def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
-    """Plain FQE, one Q network per test reward (vmapped over rewards, then seeds)."""
+    """Plain FQE, one Q network per test reward (a dataset of one's own: per training reward),
+    vmapped over rewards, then seeds."""
     network = make_network("fqe", cfg.gamma, cfg.hidden, cfg.features, 1)
     fqe = dataclasses.replace(run_fqe(cfg), prior=None)
-    scale = jnp.mean(p.r_test, axis=1) / (1.0 - cfg.gamma)                 # (R_te,)
-    data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_test[:, None, :], done=p.done, xi=xi,
-                        enc=scale[:, None, None])                          # (R_te, 1, n) (R_te, 1, 1)
+    answers = oracle_set(p)
+    r = p.sets[answers].values                                             # (R, n)
+    scale = jnp.mean(r, axis=1) / (1.0 - cfg.gamma)                        # (R,)
+    data = OperatorData(x=p.x, xn=p.xn, rewards=r[:, None, :], done=p.done, xi=xi,
+                        enc=scale[:, None, None])                          # (R, 1, n) (R, 1, 1)
     axes = OperatorData(x=None, xn=None, rewards=0, done=None, xi=None, enc=0)
-    names = jnp.asarray([name_id(n) for n in p.sets["test"].names])       # (R_te,)
+    names = jnp.asarray([name_id(n) for n in p.sets[answers].names])      # (R,)
 
     def one(state, d, key, name):
         return train_chunk(state, d, jax.random.fold_in(key, name), cfg.log_every, network, fqe)
@@ -360,11 +433,18 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
     apply = jax.jit(jax.vmap(jax.vmap(network.apply, in_axes=(0, None, None, None)),
                              in_axes=(0, None, None, 0)))
 
-    def predict(params):                                                   # params (R_te, S, ...)
-        q = apply(params, p.y, xi, data.enc)[..., 0]                       # (R_te, S, n_init)
-        return {"test": jnp.swapaxes(q, 0, 1)}                             # (S, R_te, n_init)
+    def predict(params):                                                   # params (R, S, ...)
+        if p.y is None:
+            return {}
+        q = apply(params, p.y, xi, data.enc)[..., 0]                       # (R, S, n_init)
+        return {answers: jnp.swapaxes(q, 0, 1)}                            # (S, R, n_init)
 
     return Method("fqe", network, data, init, train, predict)
+
+
+def oracle_set(p: Problem) -> str:
+    """The rewards the FQE oracle is trained on: the test rewards, else the training ones."""
+    return "test" if len(p.sets["test"]) else "train"
 
 
 def score(pred: dict, p: Problem) -> dict:
@@ -384,7 +464,7 @@ def score(pred: dict, p: Problem) -> dict:
 def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, params) -> OperatorModel:
     n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
     return OperatorModel(
-        method=name, family=cfg.family, gamma=cfg.gamma,
+        method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
         arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis},
         params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
@@ -417,7 +497,7 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
         run.append_metrics(metric_rows(name, seed_ids, 0, score(method.predict(state.params), p),
                                        None, 0.0))
     bar = tqdm(total=cfg.steps, initial=step, desc=f"{name:>9}", unit="step", dynamic_ncols=True)
-    scores = None
+    scores, loss = None, None
     while step < cfg.steps:
         t0 = time.perf_counter()
         split = jax.vmap(jax.random.split)(keys)                           # (S, 2, 2)
@@ -429,8 +509,9 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
         loss = np.asarray(loss).reshape(-1, cfg.seeds).mean(0)             # (S,), fqe: over rewards
         run.append_metrics(metric_rows(name, seed_ids, step, scores, loss, seconds))
         bar.update(cfg.log_every)
-        bar.set_postfix({k.replace("_", " "): f"{scores[k].mean():.3g}"
-                         for k in ("test_mse", "test_r2", "probe_r2") if k in scores})
+        shown = ("test_mse", "test_r2") if "test_mse" in scores else ("train_mse", "train_r2")
+        bar.set_postfix({k.replace("_", " "): f"{scores[k].mean():.3g}" for k in shown + ("probe_r2",)
+                         if k in scores} or {"bellman residual": f"{loss.mean():.3g}"})
         if step % cfg.checkpoint_every == 0 or step >= cfg.steps:
             run.save_checkpoint(name, {"state": state, "keys": keys, "step": step, "seconds": seconds})
     bar.close()
@@ -441,21 +522,26 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
     if "probe_r2_each" in scores:
         entry["probe_r2_each"] = {n: [float(v) for v in row]
                                   for n, row in zip(p.sets["probe"].names, scores["probe_r2_each"])}
+    if loss is not None:
+        entry["loss"] = [float(v) for v in loss]
     return {**entry, "steps": step, "seconds": round(seconds, 2)}
 
 
-def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
+def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,
+                 source: Source | None = None) -> dict:
     """Run (or resume) an experiment into ``out``; returns results.json's content. The run
-    directory has one writer: a second one stops at once (``RunInUseError``)."""
+    directory has one writer: a second one stops at once (``RunInUseError``). ``source``
+    overrides what ``cfg`` names (a dataset object, a policy or rewards given in Python)."""
     run = RunDir(out)
     with run.writer():
         cfg = run.start(cfg, EvaluateConfig, resume)
-        p = prepare(cfg)
+        p = prepare(cfg, source)
         if not resume:
             run.write_json("config.json", cfg.to_dict())
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")
-        results = {"family": cfg.family, "dataset": cfg.dataset, "task": "evaluate",
+        results = {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
+                   "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
                    "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
                    "methods": run.previous_methods() if resume else {}}
         for name in cfg.methods:
@@ -471,5 +557,5 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     return results
 
 
-__all__ = ["KINDS", "METHODS", "OPERATORS", "PRESETS", "EvaluateConfig", "named_key", "prepare",
-           "run_evaluate"]
+__all__ = ["KINDS", "METHODS", "OPERATORS", "PRESETS", "EvaluateConfig", "Source", "dataset_source",
+           "family_source", "named_key", "prepare", "run_evaluate"]

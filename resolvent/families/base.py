@@ -14,10 +14,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.transitions import CORE_KEYS
+
 Features = Mapping[str, jax.Array]
 RewardFn = Callable[[jax.Array, Features], jax.Array]
 
-CORE_KEYS = ("obs", "action", "next_obs")
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ import numpy as np
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_savez, atomic_write_bytes
 from resolvent.policies.actor import Actor, save_snapshots, shipped_path
+from resolvent.transitions import step_quantities
 
 TD3_NOISE = 0.1          # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1])
 N_SNAPSHOTS = 10
@@ -43,12 +44,12 @@ class FamilyReward(gym.Wrapper):
         return obs, info
 
     def step(self, action):
-        obs, _, term, trunc, info = self.env.step(action)
+        obs, reward, term, trunc, info = self.env.step(action)
         feats = {"obs": np.asarray(self._obs, np.float32)[None],
                  "action": np.asarray(action, np.float32).reshape(1, -1),
                  "next_obs": np.asarray(obs, np.float32)[None]}
-        feats.update({k: np.asarray([float(term) if k == "terminated" else info[k]], np.float32)
-                      for k in self.family.extras})
+        feats.update({k: np.asarray([v], np.float32)
+                      for k, v in step_quantities(self.family.extras, reward, term, info).items()})
         self._obs = obs
         return obs, float(self.family.reward(self.param, feats)[0]), term, trunc, info
 
@@ -95,7 +96,7 @@ class TransitionRecorder(gym.Wrapper):
         obs, reward, terminated, truncated, info = self.env.step(action)
         row = {"obs": self._obs, "action": np.asarray(action, np.float32), "next_obs": obs,
                "terminated": terminated, "truncated": truncated}
-        row.update({k: (terminated if k == "terminated" else info[k]) for k in self.extras})
+        row.update(step_quantities(self.extras, reward, terminated, info))
         for k, v in row.items():
             self.rows[k].append(v)
         self._obs = obs

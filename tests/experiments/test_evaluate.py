@@ -127,7 +127,7 @@ def test_fqe_oracle_and_every_prior(tmp_path):
     """The FQE oracle reports test rewards only; every prior trains every operator."""
     res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe", "sf", "linear")}), tmp_path / "o", plot=False)
     fqe = res["methods"]["fqe"]
-    assert set(fqe) == {"test_mse", "test_r2", "steps", "seconds"} and len(fqe["test_mse"]) == 2
+    assert set(fqe) == {"test_mse", "test_r2", "loss", "steps", "seconds"} and len(fqe["test_mse"]) == 2
     rows = [r for r in RunDir(tmp_path / "o").read_metrics() if r["method"] == "fqe"]
     assert {r["step"] for r in rows} == {0, 10, 20, 30, 40} and "train_mse" not in rows[0]
     for kind in ("family", "generic"):
