@@ -60,7 +60,7 @@ class OperatorModel:
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch["hidden"],
                                     self.arch["features"], self.arch["n_basis"],
-                                    self.arch.get("heads", 8))
+                                    self.arch.get("heads", 8), self.arch.get("absorbing", False))
         self._check_params()
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.control is not None:

@@ -90,6 +90,8 @@ class EvaluateConfig:
     sf_ridge: float = 1e-3             # ridge of the SF weight regression
     sf_fit_points: int = 8192          # dataset transitions used for that regression
     sf_generic_basis: int = 96         # generic rewards added to SF's basis under a generic prior
+    absorbing: str = "auto"            # attention's absorbing-state slot: on, off, or auto (on for a
+    #                                    dataset of one's own whose episodes terminate)
 
     def __post_init__(self):
         if self.data is None:
@@ -125,6 +127,8 @@ class EvaluateConfig:
             raise ValueError(f"tau must be in (0, 1], got {self.fqe.tau}")
         if self.fqe.prior is None:
             raise ValueError("an evaluate run needs a reward prior (fqe.prior)")
+        if self.absorbing not in ("auto", "on", "off"):
+            raise ValueError(f"absorbing must be auto, on or off, got {self.absorbing!r}")
         if self.ref_actions not in REF_ACTIONS:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
 
@@ -265,6 +269,8 @@ class Problem:
     def extras(self) -> tuple[str, ...]:
         return self.source.spec.extras
 
+    absorbing: bool = False      # attention's absorbing-state slot
+
     @property
     def has_truth(self) -> bool:
         return self.source.gt is not None
@@ -300,7 +306,9 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         xi=norm(np.concatenate([xi_features["obs"], xi_features["action"]], -1)),
         fit_idx=fit_idx, features=features,
         y=None if gt is None else norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
-        prior_stats=PriorStats.fit(z_raw, src.spec.extras), z_raw=z_raw)
+        prior_stats=PriorStats.fit(z_raw, src.spec.extras), z_raw=z_raw,
+        absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
+                                            and bool(np.any(data["terminated"]))))
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:
@@ -379,7 +387,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     xi = p.xi                                                              # (m, dx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
-    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1)
+    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
     if name == "sf":
         basis = sf_basis(cfg, p)                                           # (d, n)
         network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, basis.shape[0])
@@ -465,7 +473,8 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
     n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
     return OperatorModel(
         method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
-        arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis},
+        arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis,
+              "absorbing": p.absorbing and name == "attention"},
         params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)

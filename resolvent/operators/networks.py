@@ -37,18 +37,31 @@ class AttentionOperator(nn.Module):
     Linear and monotone in r, and G[c] = c/(1-gamma), exactly, by construction. The
     1/sqrt(F) is the usual scaled dot product (a fixed reparametrisation of f): without it
     the untrained softmax is nearly one-hot and training stalls far from the truth.
+
+    ``absorbing``: one more slot, the absorbing state after a termination, where every reward
+    is 0 (its key f_0 is learned). The discounted occupancy of an episode that terminates has
+    mass E[1 - gamma^T] / (1-gamma) < 1/(1-gamma); the rest sits there. Then
+    G[c] = c (1 - w_0(x)) / (1-gamma), still linear and monotone in r. Off for the paper's
+    families (its design); on for datasets of one's own whose episodes terminate.
     """
 
     gamma: float = 0.99
     hidden: Sequence[int] = (256, 256)
     features: int = 64
+    absorbing: bool = False
 
     @nn.compact
     def __call__(self, x, xi, r_xi):
         fx = MLP(self.hidden, self.features, name="f")(xi)           # (m, F)
         gx = MLP(self.hidden, self.features, name="g")(x)            # (b, F)
-        w = jax.nn.softmax(gx @ fx.T / jnp.sqrt(self.features), axis=-1)   # (b, m)
-        return w @ r_xi.T / (1.0 - self.gamma)                       # (b, R)
+        logits = gx @ fx.T / jnp.sqrt(self.features)                 # (b, m)
+        if not self.absorbing:
+            w = jax.nn.softmax(logits, axis=-1)                      # (b, m)
+            return w @ r_xi.T / (1.0 - self.gamma)                   # (b, R)
+        f0 = self.param("absorbing_key", nn.initializers.zeros, (self.features,))
+        w = jax.nn.softmax(jnp.concatenate([gx @ f0[:, None] / jnp.sqrt(self.features), logits], -1),
+                           axis=-1)                                  # (b, 1 + m)
+        return w[:, 1:] @ r_xi.T / (1.0 - self.gamma)                # (b, R): the slot's reward is 0
 
 
 class LinearOperator(nn.Module):
@@ -172,8 +185,9 @@ NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
 
 
 def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
-                 heads: int = 8):
-    """The network of ``method`` with the experiment's sizes (``heads``: max-out's K)."""
+                 heads: int = 8, absorbing: bool = False):
+    """The network of ``method`` with the experiment's sizes (``heads``: max-out's K;
+    ``absorbing``: the attention operator's absorbing-state slot)."""
     if method not in NETWORKS:
         raise ValueError(f"unknown method {method!r}; known: {sorted(NETWORKS)}")
     hidden = tuple(hidden)
@@ -181,8 +195,10 @@ def make_network(method: str, gamma: float, hidden: Sequence[int], features: int
         if heads < 1:
             raise ValueError(f"heads (max-out's K) must be >= 1, got {heads}")
         return MaxOutOperator(gamma=gamma, hidden=hidden, features=features, heads=heads)
-    if method in ("attention", "linear"):
-        return NETWORKS[method](gamma=gamma, hidden=hidden, features=features)
+    if method == "attention":
+        return AttentionOperator(gamma=gamma, hidden=hidden, features=features, absorbing=absorbing)
+    if method == "linear":
+        return LinearOperator(gamma=gamma, hidden=hidden, features=features)
     if method == "vanilla":
         return VanillaOperator(hidden=hidden, features=features)
     if method == "fqe":

@@ -16,7 +16,7 @@ from resolvent.data.user import load_dataset
 from resolvent.experiments.rundir import RunDir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from examples import mountaincar  # noqa: E402
+from examples import reacher  # noqa: E402
 
 TINY = dict(steps=40, seeds=1, log_every=20, checkpoint_every=20, m=16, n_initial=8, gt_tol=1e-2,
             sf_fit_points=256)
@@ -24,50 +24,56 @@ TINY = dict(steps=40, seeds=1, log_every=20, checkpoint_every=20, m=16, n_initia
 
 @pytest.fixture(scope="module")
 def dataset():
-    return mountaincar.build(size=1500, rebuild=True)
+    return reacher.build(size=1500, rebuild=True)
 
 
 def position(f):
-    return f["obs"][:, 0]
+    return f["obs"][:, 8]                   # fingertip x - target x
+
+
+def dataset_obs(dataset):
+    return load_dataset(dataset)[1]["obs"]
 
 
 def test_dataset_schema(dataset):
     spec, data = load_dataset(dataset)
-    assert spec.env_id == "MountainCarContinuous-v0" and spec.extras == ("terminated", "reward")
-    assert data["obs"].shape == (1500, 2) and data["action"].shape == (1500, 1)
+    assert spec.env_id == "Reacher-v5"
+    assert spec.extras == ("terminated", "reward", "reward_ctrl", "reward_dist")     # infos flattened
+    assert data["obs"].shape == (1500, 10) and data["action"].shape == (1500, 2)
+    np.testing.assert_allclose(data["reward"], data["reward_dist"] + data["reward_ctrl"], atol=1e-5)
     np.testing.assert_array_equal(data["next_obs"][:-1][~(data["terminated"] | data["truncated"])[:-1]],
                                   data["obs"][1:][~(data["terminated"] | data["truncated"])[:-1]])
-    assert spec.feature_keys == ("obs", "action", "next_obs", "terminated", "reward")
+    assert spec.feature_keys == ("obs", "action", "next_obs", "terminated", "reward", "reward_ctrl", "reward_dist")
 
 
 def test_fit_load_and_answer_any_reward(dataset, tmp_path):
-    model = resolvent.fit(dataset, mountaincar.policy, out=tmp_path / "run", method=("attention", "fqe"),
-                          rewards={"position": position}, probes={"speed-sq": lambda f: f["obs"][:, 1] ** 2},
+    model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "run", method=("attention", "fqe"),
+                          rewards={"position": position}, probes={"distance": lambda f: f["reward_dist"]},
                           plot=False, **TINY)
     res = json.loads((tmp_path / "run" / "results.json").read_text())
     assert res["ground_truth"] and res["train_rewards"] == ["reward", "position"]
     att = res["methods"]["attention"]
     assert {"train_mse", "train_r2", "probe_mse", "probe_r2", "loss"} <= set(att)
     assert set(res["methods"]["fqe"]) >= {"train_mse", "train_r2"}          # the oracle answers the trained ones
-    obs, act = np.asarray([[-0.5, 0.0], [0.1, 0.03]], np.float32), np.asarray([[0.5], [-1.0]], np.float32)
-    q = model.q_values(lambda f: jnp.sin(3 * f["obs"][:, 0]), obs, act)       # a reward never trained on
-    again = resolvent.load(tmp_path / "run", method="attention").q_values(lambda f: jnp.sin(3 * f["obs"][:, 0]),
-                                                                         obs, act)
+    obs, act = np.asarray(dataset_obs(dataset)[:2]), np.asarray([[0.5, 0.1], [-1.0, 0.3]], np.float32)
+    effort = lambda f: -jnp.sum(f["action"] ** 2, axis=-1)                     # noqa: E731 - never trained on
+    q = model.q_values(effort, obs, act)
+    again = resolvent.load(tmp_path / "run", method="attention").q_values(effort, obs, act)
     assert q.shape == (2,) and np.all(np.isfinite(q))
     np.testing.assert_allclose(q, again, rtol=1e-6)
     with pytest.raises(ValueError, match=r"asked for 'x_velocity'.*available: \['action', 'next_obs', 'obs', "
-                                         r"'reward', 'terminated'\]"):
+                                         r"'reward', 'reward_ctrl', 'reward_dist', 'terminated'\]"):
         model.q_values(lambda f: f["x_velocity"], obs, act)
 
 
 def test_cli_data_policy_probes_and_resume(dataset, tmp_path):
     out = tmp_path / "cli"
-    args = ["evaluate", "--data", mountaincar.DATASET_ID, "--policy", "examples/mountaincar.py:policy",
-            "--probes", "examples/mountaincar_probes.py", "--methods", "attention", "--steps", "40",
+    args = ["evaluate", "--data", reacher.DATASET_ID, "--policy", "examples/reacher.py:policy",
+            "--probes", "examples/reacher_probes.py", "--methods", "attention", "--steps", "40",
             "--log-every", "20", "--checkpoint-every", "20", "--seeds", "1", "--m", "16", "--out", str(out)]
     res = CliRunner().invoke(main, args)
     assert res.exit_code == 0, res.output
-    assert "data / examples/mountaincar-pump-v0" in res.output and "probe rewards: position, height" in res.output
+    assert "data / examples/reacher-jt-v0" in res.output and "probe rewards: distance, near-target" in res.output
     again = CliRunner().invoke(main, ["evaluate", "--out", str(out), "--resume"])
     assert again.exit_code == 0, again.output
     steps = [r["step"] for r in RunDir(out).read_metrics()]
@@ -75,8 +81,8 @@ def test_cli_data_policy_probes_and_resume(dataset, tmp_path):
 
 
 def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
-    res = CliRunner().invoke(main, ["evaluate", "--data", mountaincar.DATASET_ID, "--env", "none", "--policy",
-                                    "examples.mountaincar:policy", "--methods", "attention,vanilla", "--steps", "20",
+    res = CliRunner().invoke(main, ["evaluate", "--data", reacher.DATASET_ID, "--env", "none", "--policy",
+                                    "examples.reacher:policy", "--methods", "attention,vanilla", "--steps", "20",
                                     "--log-every", "20", "--seeds", "1", "--m", "16", "--out", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output
     assert "no ground truth" in res.output and "residual" in res.output
@@ -85,10 +91,10 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
 
 
 @pytest.mark.parametrize("policy, message", [
-    (lambda o: np.zeros((len(o), 2), np.float32), r"actions of shape \(64, 2\).*\(n, 1\)"),
-    (lambda o: np.full((len(o), 1), np.nan, np.float32), "non-finite actions"),
-    (lambda o: o @ np.ones((3, 1), np.float32), r"failed on the dataset's observations of shape \(64, 2\)"),
-    ("examples/mountaincar.py:no_such_policy", "has no attribute 'no_such_policy'"),
+    (lambda o: np.zeros((len(o), 3), np.float32), r"actions of shape \(64, 3\).*\(n, 2\)"),
+    (lambda o: np.full((len(o), 2), np.nan, np.float32), "non-finite actions"),
+    (lambda o: o @ np.ones((3, 2), np.float32), r"failed on the dataset's observations of shape \(64, 10\)"),
+    ("examples/reacher.py:no_such_policy", "has no attribute 'no_such_policy'"),
 ])
 def test_bad_policies(dataset, tmp_path, policy, message):
     with pytest.raises(ValueError, match=message):
@@ -98,19 +104,19 @@ def test_bad_policies(dataset, tmp_path, policy, message):
 
 def test_bad_rewards_and_datasets(dataset, tmp_path):
     with pytest.raises(ValueError, match=r"training reward 'speed' asked for 'x_velocity'"):
-        resolvent.fit(dataset, mountaincar.policy, out=tmp_path / "a", rewards={"speed": lambda f: f["x_velocity"]},
+        resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", rewards={"speed": lambda f: f["x_velocity"]},
                       plot=False, **TINY)
     with pytest.raises(ValueError, match="cannot load the Minari dataset 'nobody/nothing-v0'"):
-        resolvent.fit("nobody/nothing-v0", mountaincar.policy, out=tmp_path / "b", plot=False, **TINY)
-    env = gym.make(mountaincar.ENV_ID)
+        resolvent.fit("nobody/nothing-v0", reacher.policy, out=tmp_path / "b", plot=False, **TINY)
+    env = gym.make(reacher.ENV_ID)
     from minari.data_collector import EpisodeBuffer
-    obs = np.zeros((11, 2), np.float32)
+    obs = np.zeros((11, 10), np.float32)
     obs[4, 1] = np.nan
-    buf = EpisodeBuffer(observations=obs, actions=np.zeros((10, 1), np.float32), rewards=np.zeros(10),
+    buf = EpisodeBuffer(observations=obs, actions=np.zeros((10, 2), np.float32), rewards=np.zeros(10),
                         terminations=np.zeros(10, bool), truncations=np.r_[np.zeros(9, bool), True])
     nan = minari.create_dataset_from_buffers("tests/nan-v0", [buf], env=env, algorithm_name="nan",
                                              author="t", author_email="t@t.t", code_permalink="https://x")
     with pytest.raises(ValueError, match=r"'obs' has a non-finite value .* transition 4"):
-        resolvent.fit(nan, mountaincar.policy, out=tmp_path / "c", plot=False, **TINY)
+        resolvent.fit(nan, reacher.policy, out=tmp_path / "c", plot=False, **TINY)
     with pytest.raises(ValueError, match="cannot build the environment 'NoSuchEnv-v9'"):
-        resolvent.fit(dataset, mountaincar.policy, out=tmp_path / "d", env="NoSuchEnv-v9", plot=False, **TINY)
+        resolvent.fit(dataset, reacher.policy, out=tmp_path / "d", env="NoSuchEnv-v9", plot=False, **TINY)
