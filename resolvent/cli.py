@@ -225,6 +225,9 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     from resolvent.policies import load_target_policy
 
     cfg = read_run_config(run_dir)
+    if cfg.get("family") is None:
+        fail(f"{run_dir} is a run on a dataset of one's own ({cfg.get('data')}): it has no family parameter; "
+             f"ask it from Python, resolvent.load({run_dir!r}).q_values(reward, observations, actions)")
     family = get_family(cfg["family"])
     value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
     if not np.isfinite(value):

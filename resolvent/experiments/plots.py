@@ -79,11 +79,17 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     cfg = json.loads(run.config_path.read_text())
     rows = run.read_metrics()
     sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
-    sets = sets or ["train", "test"]
+    if not sets:   # no ground truth: the Bellman residual along training
+        fig, ax = plt.subplots(figsize=(5.5, 4.0))
+        draw(ax, [r for r in rows if r.get("loss") is not None], "loss",
+             f"{cfg.get('data')}: no ground truth, Bellman residual")
+        ax.legend(fontsize=8)
+        fig.tight_layout()
+        return save_figure(fig, run.path / name)
     fig, axes = plt.subplots(2, len(sets), figsize=(4.6 * len(sets), 7.0), squeeze=False)
     titles = {"train": "training rewards", "test": "test rewards", "probe": "probe rewards (out of family)"}
     for j, s in enumerate(sets):
-        head = f"{cfg['family']} / {cfg['dataset']}: {titles[s]}"
+        head = f"{cfg['family'] or cfg.get('data')} / {cfg['dataset'] if cfg['family'] else 'data'}: {titles[s]}"
         draw(axes[0, j], rows, f"{s}_mse", head)
         draw(axes[1, j], rows, f"{s}_r2", head)
     axes[0, 0].set_ylabel("average MSE (geometric mean over seeds)")
@@ -106,7 +112,7 @@ def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple
             cfg = json.loads(cfg_path.read_text())
         except (OSError, ValueError):
             continue
-        if not isinstance(cfg, dict) or cfg.get("task", "evaluate") != task or "family" not in cfg:
+        if not isinstance(cfg, dict) or cfg.get("task", "evaluate") != task or not cfg.get("family"):
             continue
         if keep is not None and not keep(cfg):
             continue

@@ -88,6 +88,7 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
     assert "no ground truth" in res.output and "residual" in res.output
     rows = RunDir(tmp_path / "r").read_metrics()
     assert rows[-1]["loss"] > 0 and "train_mse" not in rows[-1]
+    assert (tmp_path / "r" / "mse.png").is_file()                            # the residual along training
 
 
 @pytest.mark.parametrize("policy, message", [
