@@ -27,8 +27,8 @@ def results_table(results: dict) -> str:
     prior = results.get("reward_prior", "family")
     head = f"{results['family'] or 'data'} / {results['dataset']} (reward prior: {prior})"
     if not results.get("ground_truth", True):
-        lines = [f"{head}: no ground truth (the environment cannot be built; give --env): the "
-                 f"Bellman residual at the end of training, mean over seeds",
+        lines = [f"{head}: no ground truth (--env none, or the environment cannot be built here): "
+                 f"the Bellman residual at the end of training, mean over seeds",
                  f"{'method':<10} {'residual':>12} {'steps':>7} {'seconds':>8}"]
         lines += [f"{m:<10} {np.mean(r.get('loss', [np.nan])):>12.4g} {r['steps']:>7} {r['seconds']:>8.1f}"
                   for m, r in results["methods"].items()]
@@ -191,7 +191,7 @@ def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward
         given = [f"--{k}" for k, v in (("policy", policy), ("env", env), ("probes", probes)) if v is not None]
         if given:
             fail(f"{', '.join(given)} go with --data (a dataset of one's own), not a family")
-    elif data is not None and family is not None:
+    elif family is not None:
         fail(f"give a FAMILY ({family}) or --data ({data}), not both")
     name = family if data is None else data.replace("/", "-")
     out = out or f"runs/{name}-{dataset if data is None else 'data'}-{time.strftime('%Y%m%d-%H%M%S')}"

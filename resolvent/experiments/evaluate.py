@@ -7,6 +7,11 @@ prior (the family, generic random rewards, or both); log MSE and R^2 along train
 training, test and out-of-family probe rewards; checkpoint; save the inference models; write
 results and the plot.
 
+The same runner serves any dataset (``dataset_source``, ``resolvent.fit``, ``evaluate --data``):
+a Minari dataset of any environment, a target policy given as a callable, training rewards
+(its own reward, any others) and probes; ground truth where the environment builds, else the
+Bellman residual alone.
+
 The ``fqe`` method is the non-zero-shot reference: one plain Q network per test reward,
 trained on that reward alone with the same data, steps and hyper-parameters (vmapped over the
 rewards and the seeds).
