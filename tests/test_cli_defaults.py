@@ -23,6 +23,7 @@ def test_command_defaults_are_the_config_defaults(command, config):
         got = param.default
         if isinstance(want, tuple):
             got = tuple(x.strip() for x in str(got).split(","))
-        assert got == want, f"--{param.name.replace('_', '-')} defaults to {got!r}, {config.__name__}.{name} to {want!r}"
+        option = "--" + param.name.replace("_", "-")
+        assert got == want, f"{option} defaults to {got!r}, {config.__name__}.{name} to {want!r}"
         checked += 1
     assert checked >= 8
