@@ -19,7 +19,6 @@ rewards and the seeds).
 from __future__ import annotations
 
 import dataclasses
-import time
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Callable
@@ -27,7 +26,6 @@ from typing import Callable
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
@@ -36,6 +34,7 @@ from resolvent.algorithms.fqe import train_chunk
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.evaluation import load_ground_truth, mse, r2
 from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.runner import train_loop
 from resolvent.families import get_family
 from resolvent.keys import name_id, named_key
 from resolvent.model import OperatorModel
@@ -499,45 +498,29 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
     seed_ids = np.arange(cfg.seed, cfg.seed + cfg.seeds)
     init_keys = jnp.stack([named_key(cfg.seed, name, "init", str(s)) for s in seed_ids])   # (S, 2)
     keys = jnp.stack([named_key(cfg.seed, name, "train", str(s)) for s in seed_ids])       # (S, 2)
-    state = method.init(init_keys, method.data)
-    ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
-    if resume:
-        ckpt = run.load_checkpoint(name, ckpt) or ckpt
-        run.keep_metrics(lambda r: r.get("method") != name or (
-            r["step"] <= int(ckpt["step"]) and (r["step"] > 0 or int(ckpt["step"]) > 0)))
-    state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
+    last = {}
 
-    if step == 0:
-        run.append_metrics(metric_rows(name, seed_ids, 0, score(method.predict(state.params), p),
-                                       None, 0.0))
-    bar = tqdm(total=cfg.steps, initial=step, desc=f"{name:>9}", unit="step", dynamic_ncols=True)
-    scores, loss = None, None
-    while step < cfg.steps:
-        t0 = time.perf_counter()
-        split = jax.vmap(jax.random.split)(keys)                           # (S, 2, 2)
-        keys, chunk_keys = split[:, 0], split[:, 1]
-        state, loss = method.train(state, method.data, chunk_keys)
+    def log(state, step, loss, seconds):
         scores = score(method.predict(state.params), p)
-        seconds += time.perf_counter() - t0
-        step += cfg.log_every
-        loss = np.asarray(loss).reshape(-1, cfg.seeds).mean(0)             # (S,), fqe: over rewards
+        loss = None if loss is None else loss.reshape(-1, cfg.seeds).mean(0)   # (S,), fqe: over rewards
         run.append_metrics(metric_rows(name, seed_ids, step, scores, loss, seconds))
-        bar.update(cfg.log_every)
+        last.update(scores=scores, loss=loss)
         shown = ("test_mse", "test_r2") if "test_mse" in scores else ("train_mse", "train_r2")
-        bar.set_postfix({k.replace("_", " "): f"{scores[k].mean():.3g}" for k in shown + ("probe_r2",)
-                         if k in scores} or {"bellman residual": f"{loss.mean():.3g}"})
-        if step % cfg.checkpoint_every == 0 or step >= cfg.steps:
-            run.save_checkpoint(name, {"state": state, "keys": keys, "step": step, "seconds": seconds})
-    bar.close()
+        return ({k.replace("_", " "): f"{scores[k].mean():.3g}" for k in shown + ("probe_r2",) if k in scores}
+                or {"bellman residual": f"{np.mean(loss):.3g}" if loss is not None else "-"})
+
+    state, step, seconds = train_loop(
+        run, name, method.init(init_keys, method.data), keys, cfg.steps, cfg.log_every, cfg.checkpoint_every,
+        resume, lambda state, k: method.train(state, method.data, k), log)
     if name != "fqe":
         inference_model(name, cfg, p, method, state.params).save(run.path / "models")
-    scores = scores if scores is not None else score(method.predict(state.params), p)
+    scores = last.get("scores") or score(method.predict(state.params), p)
     entry = {k: [float(v) for v in scores[k]] for k in scores if k != "probe_r2_each"}
     if "probe_r2_each" in scores:
         entry["probe_r2_each"] = {n: [float(v) for v in row]
                                   for n, row in zip(p.sets["probe"].names, scores["probe_r2_each"])}
-    if loss is not None:
-        entry["loss"] = [float(v) for v in loss]
+    if last.get("loss") is not None:
+        entry["loss"] = [float(v) for v in last["loss"]]
     return {**entry, "steps": step, "seconds": round(seconds, 2)}
 
 

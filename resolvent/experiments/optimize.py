@@ -12,7 +12,6 @@ under the same rewards is the reference. Checkpoints, resume, inference models (
 """
 from __future__ import annotations
 
-import time
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
@@ -20,12 +19,12 @@ import gymnasium as gym
 import jax
 import jax.numpy as jnp
 import numpy as np
-from tqdm.auto import tqdm
 
 from resolvent.algorithms import bcq, dqn
 from resolvent.data import check_kind, load_transitions, reference_indices
 from resolvent.evaluation import actor_returns, episodic_returns
 from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.runner import train_loop
 from resolvent.families import get_family
 from resolvent.keys import named_key
 from resolvent.model import OperatorModel
@@ -285,14 +284,9 @@ def run_method(method: str, cfg: OptimizeConfig, p: ControlProblem, run: RunDir,
     k_init, k_train, k_eval = jax.random.split(base, 3)
     keys = jax.vmap(lambda s: jax.random.fold_in(k_train, s))(seed_ids)   # (S, 2)
     state = m.init(jax.vmap(lambda s: jax.random.fold_in(k_init, s))(seed_ids), m.data)
-    ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
-    if resume:
-        ckpt = run.load_checkpoint(method, ckpt) or ckpt
-        run.keep_metrics(lambda r: r.get("method") != method or (   # step 0 is logged again below
-            r["step"] <= int(ckpt["step"]) and (r["step"] > 0 or int(ckpt["step"]) > 0)))
-    state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
+    last = {}
 
-    def log(loss):
+    def log(state, step, loss, seconds):
         ret = returns_of(m, m.policy_params(state), cfg, p, jax.random.fold_in(k_eval, step),
                          f"{method} returns @{step}")
         losses = [None] * cfg.seeds if loss is None else [float(v) for v in loss]
@@ -300,28 +294,16 @@ def run_method(method: str, cfg: OptimizeConfig, p: ControlProblem, run: RunDir,
                              "test_returns": dict(zip(p.return_names[1:], map(float, r[1:]))),
                              "loss": v, "seconds": round(seconds, 3)}
                             for s, r, v in zip(seed_ids, ret, losses)])
-        return ret
+        last["ret"] = ret
+        return {"ret": f"{ret[:, 0].mean():.1f}", "loss": "-" if loss is None else f"{float(np.mean(loss)):.3g}"}
 
-    ret = log(None) if step == 0 else None
-    bar = tqdm(total=cfg.steps, initial=step, desc=f"{method:>8}", unit="step", dynamic_ncols=True)
-    while step < cfg.steps:
-        t0 = time.perf_counter()
-        split = jax.vmap(jax.random.split)(keys)                         # (S, 2, 2)
-        keys, chunk_keys = split[:, 0], split[:, 1]
-        state, loss = m.train(state, m.data, chunk_keys)
-        jax.block_until_ready(loss)
-        seconds += time.perf_counter() - t0
-        step += cfg.eval_every
-        ret = log(np.asarray(loss))
-        bar.update(cfg.eval_every)
-        bar.set_postfix(ret=f"{ret[:, 0].mean():.1f}", loss=f"{float(np.mean(loss)):.3g}")
-        if step % cfg.checkpoint_every == 0 or step >= cfg.steps:
-            run.save_checkpoint(method, {"state": state, "keys": keys, "step": step, "seconds": seconds})
-    bar.close()
+    state, step, seconds = train_loop(run, method, state, keys, cfg.steps, cfg.eval_every, cfg.checkpoint_every,
+                                      resume, lambda state, k: m.train(state, m.data, k), log)
+    ret = last.get("ret")
     inference_model(method, cfg, p, m.policy_params(state)).save(run.path / "models")
     if ret is None:   # resumed a finished method: read its last returns back
-        last = [r for r in run.read_metrics() if r["method"] == method and r["step"] == step]
-        ret = np.array([[r["return"], *r["test_returns"].values()] for r in last])
+        rows = [r for r in run.read_metrics() if r["method"] == method and r["step"] == step]
+        ret = np.array([[r["return"], *r["test_returns"].values()] for r in rows])
     return {"return": [float(v) for v in ret[:, 0]],
             "test_returns": {n: [float(v) for v in ret[:, i + 1]] for i, n in enumerate(p.return_names[1:])},
             "steps": step, "seconds": round(seconds, 2)}

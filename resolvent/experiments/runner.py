@@ -1,0 +1,49 @@
+"""The one training loop of every experiment: chunks of steps, metrics, checkpoints, resume.
+
+``evaluate`` (operator FQE, scored against ground truth), ``optimize`` (operator DQN/BCQ,
+scored by returns in the environment) and ``fit`` plug in their own ``train`` (a jitted chunk
+of ``every`` steps on all seeds) and ``log`` (score the state, append metric rows, return the
+progress bar's fields); this loop owns the rest: the resume from the last checkpoint (metric
+rows after it dropped, the step-0 rows not written twice), the key split of each chunk, the
+timing, the progress bar and the checkpoints.
+"""
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+import jax
+import numpy as np
+from tqdm.auto import tqdm
+
+from resolvent.experiments.rundir import RunDir
+
+
+def train_loop(run: RunDir, name: str, state, keys: jax.Array, steps: int, every: int, checkpoint_every: int,
+               resume: bool, train: Callable, log: Callable) -> tuple[object, int, float]:
+    """Train ``name`` to ``steps``: ``train(state, chunk_keys) -> (state, loss)`` runs ``every``
+    steps on every seed (keys (S, 2)); ``log(state, step, loss, seconds) -> dict`` scores and
+    writes metric rows (loss None at step 0). Returns the final state, step and training seconds."""
+    ckpt = {"state": state, "keys": keys, "step": 0, "seconds": 0.0}
+    if resume:
+        ckpt = run.load_checkpoint(name, ckpt) or ckpt
+        done = int(ckpt["step"])
+        run.keep_metrics(lambda r: r.get("method") != name or (r["step"] <= done and (r["step"] > 0 or done > 0)))
+    state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
+    if step == 0:
+        log(state, 0, None, 0.0)
+    bar = tqdm(total=steps, initial=step, desc=f"{name:>9}", unit="step", dynamic_ncols=True)
+    while step < steps:
+        t0 = time.perf_counter()
+        split = jax.vmap(jax.random.split)(keys)                           # (S, 2, 2)
+        keys, chunk_keys = split[:, 0], split[:, 1]
+        state, loss = train(state, chunk_keys)
+        loss = np.asarray(jax.block_until_ready(loss))
+        seconds += time.perf_counter() - t0
+        step += every
+        bar.update(every)
+        bar.set_postfix(log(state, step, loss, seconds))
+        if step % checkpoint_every == 0 or step >= steps:
+            run.save_checkpoint(name, {"state": state, "keys": keys, "step": step, "seconds": seconds})
+    bar.close()
+    return state, step, seconds
