@@ -18,7 +18,7 @@ greedy over the action grid (DQN) or BCQ's sampled-and-perturbed actions (BCQ); 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Callable
 
@@ -40,6 +40,63 @@ class CheckpointError(RuntimeError):
     """A saved model or checkpoint that cannot be read."""
 
 
+def _typed(cls, d: dict, what: str):
+    """``cls(**d)`` with lists made tuples; unknown keys are a CheckpointError naming them."""
+    known = {f.name for f in fields(cls)}
+    unknown = sorted(set(d) - known)
+    if unknown:
+        raise CheckpointError(f"a saved model's {what} has unknown keys {unknown}; known: {sorted(known)}")
+    tup = lambda v: tuple(tup(x) for x in v) if isinstance(v, list) else v  # noqa: E731
+    return cls(**{k: tup(v) for k, v in d.items()})
+
+
+@dataclass(frozen=True)
+class Arch:
+    """The sizes a saved model's network is rebuilt with."""
+
+    hidden: tuple[int, ...]             # hidden layers of every MLP
+    features: int                       # output features of f, g (per max-out copy), DeepONet
+    n_basis: int = 0                    # successor features: basis size
+    heads: int = 8                      # max-out copies K
+    absorbing: bool = False             # attention: the absorbing-state slot
+    vae_hidden: tuple[int, ...] = ()    # BCQ: VAE hidden layers
+    actor_hidden: tuple[int, ...] = ()  # BCQ: perturbation actor hidden layers
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Arch":
+        return _typed(cls, d, "architecture")
+
+
+@dataclass(frozen=True)
+class Control:
+    """How a control model acts: its algorithm, action bounds and acting settings."""
+
+    algorithm: str                                # dqn or bcq
+    low: tuple[float, ...]                        # action bounds
+    high: tuple[float, ...]
+    grid: tuple[tuple[float, ...], ...] = ()      # DQN: the action grid (A, da)
+    phi: float = 0.05                             # BCQ: largest perturbation (fraction of the bound)
+    eval_samples: int = 100                       # BCQ: VAE samples per state when acting
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Control":
+        return _typed(cls, d, "control settings")
+
+    def make_act(self, network, arch: Arch, x_mean, x_std):
+        """``act(params, s, xi, enc_rows, key) -> (N, da)`` raw actions, one seed's params: the
+        algorithm's own acting code (``dqn.make_act``, ``bcq.make_act``)."""
+        from resolvent.algorithms import bcq, dqn
+
+        ds = len(x_mean) - len(self.low)
+        if self.algorithm == "dqn":
+            grid = np.asarray(self.grid, np.float32)
+            return dqn.make_act(network, grid, (grid - x_mean[ds:]) / x_std[ds:])
+        nets = bcq.make_nets(network, len(self.low), bcq.BCQConfig(phi=self.phi), arch.vae_hidden,
+                             arch.actor_hidden, arch.features)
+        return bcq.make_act(nets, self.eval_samples, np.asarray(self.low, np.float32),
+                            np.asarray(self.high, np.float32), x_mean[ds:], x_std[ds:])
+
+
 @dataclass
 class OperatorModel:
     """A trained operator ``G[r](s, a)`` (all seeds) with what it needs to encode rewards."""
@@ -47,7 +104,7 @@ class OperatorModel:
     method: str
     family: str
     gamma: float
-    arch: dict                  # hidden, features, n_basis
+    arch: Arch                  # network sizes
     params: dict                # network parameters, leading axis = seed
     xi_features: dict           # raw transition quantities at the m reference points
     x_mean: np.ndarray          # (dx,) input normalisation
@@ -55,23 +112,21 @@ class OperatorModel:
     fit_features: dict | None = None   # SF: transition quantities at the fit points
     basis: np.ndarray | None = None    # SF: (d, n_fit) training rewards on the fit points
     ridge: float = 1e-3
-    control: dict | None = None        # control models: algorithm ("dqn"/"bcq"), action space
+    control: Control | None = None     # control models: how they act
 
     def __post_init__(self):
-        self.network = make_network(self.method, self.gamma, self.arch["hidden"],
-                                    self.arch["features"], self.arch["n_basis"],
-                                    self.arch.get("heads", 8), self.arch.get("absorbing", False))
+        self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
+                                    self.arch.n_basis, self.arch.heads, self.arch.absorbing)
         self._check_params()
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.control is not None:
-            self._act = jax.jit(self.make_act(self.network, self.arch, self.control,
-                                              self.x_mean, self.x_std))
+            self._act = jax.jit(self.control.make_act(self.network, self.arch, self.x_mean, self.x_std))
 
     def _check_params(self) -> None:
         """The parameters must be this network's (one per seed): else a clear CheckpointError."""
         if self.control is not None:   # control models hold several networks; checked on use
             return
-        width = self.arch["n_basis"] if self.method == "sf" else self.xi_features["obs"].shape[0]
+        width = self.arch.n_basis if self.method == "sf" else self.xi_features["obs"].shape[0]
         x, enc = jnp.zeros((1, len(self.x_mean))), jnp.zeros((1, width))
 
         def shapes(tree, skip: int) -> dict:
@@ -87,25 +142,10 @@ class OperatorModel:
             raise CheckpointError(f"the saved {self.method!r} parameters do not fit a {self.method} "
                                   f"network with {self.arch}: they belong to another model; retrain it")
 
-    @staticmethod
-    def make_act(network, arch: dict, control: dict, x_mean, x_std):
-        """``act(params, s, xi, enc_rows, key) -> (N, da)`` raw actions, one seed's params."""
-        from resolvent.algorithms import bcq, dqn
-
-        ds = len(x_mean) - len(control["low"])
-        if control["algorithm"] == "dqn":
-            grid = np.asarray(control["grid"], np.float32)
-            return dqn.make_act(network, grid, (grid - x_mean[ds:]) / x_std[ds:])
-        config = bcq.BCQConfig(phi=control["phi"])
-        nets = bcq.make_nets(network, len(control["low"]), config, arch["vae_hidden"],
-                             arch["actor_hidden"], arch["features"])
-        return bcq.make_act(nets, control["eval_samples"], np.asarray(control["low"], np.float32),
-                            np.asarray(control["high"], np.float32), x_mean[ds:], x_std[ds:])
-
     @property
     def critic_params(self):
         """The parameters of G (all seeds): BCQ's first critic for a BCQ model."""
-        if self.control is not None and self.control["algorithm"] == "bcq":
+        if self.control is not None and self.control.algorithm == "bcq":
             return jax.tree_util.tree_map(lambda p: p[:, 0], self.params["critic"])
         return self.params
 
@@ -177,7 +217,8 @@ class OperatorModel:
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
         meta = {"method": self.method, "family": self.family, "gamma": self.gamma,
-                "arch": self.arch, "ridge": self.ridge, "control": self.control}
+                "arch": asdict(self.arch), "ridge": self.ridge,
+                "control": None if self.control is None else asdict(self.control)}
         arrays = {"x_mean": self.x_mean, "x_std": self.x_std,
                   **{f"xi_{k}": np.asarray(v) for k, v in self.xi_features.items()}}
         if self.fit_features is not None:
@@ -203,12 +244,13 @@ class OperatorModel:
             raise CheckpointError(f"the saved {method!r} model in {d} is corrupt or incomplete "
                                   f"({type(e).__name__}: {e}); retrain it") from None
         pick = lambda prefix: {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}  # noqa: E731
-        meta["arch"] = {k: tuple(v) if isinstance(v, list) else v for k, v in meta["arch"].items()}
+        arch = Arch.from_dict(meta["arch"])
+        control = None if meta.get("control") is None else Control.from_dict(meta["control"])
         return cls(method=meta["method"], family=meta["family"], gamma=meta["gamma"],
-                   arch=meta["arch"], params=params, xi_features=pick("xi_"),
+                   arch=arch, params=params, xi_features=pick("xi_"),
                    x_mean=arrays["x_mean"], x_std=arrays["x_std"],
                    fit_features=pick("fit_") or None, basis=arrays.get("basis"),
-                   ridge=meta.get("ridge", 1e-3), control=meta.get("control"))
+                   ridge=meta.get("ridge", 1e-3), control=control)
 
 
 class Policy:

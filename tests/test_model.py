@@ -66,3 +66,19 @@ def test_corrupt_model_file_gets_a_clear_error(run_dir, tmp_path):
         resolvent.OperatorModel.load(tmp_path, "attention")
     with pytest.raises(FileNotFoundError, match="no trained 'linear' model"):
         resolvent.load(run_dir, method="linear")
+
+
+def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
+    """A saved model's architecture is a typed record: it comes back equal, and a key nobody
+    knows (a model written by another program) is one clear error naming it."""
+    import json
+
+    model = resolvent.load(run_dir, method="attention")
+    model.save(tmp_path)
+    again = resolvent.OperatorModel.load(tmp_path, "attention")
+    assert again.arch == model.arch and again.arch.hidden == (16,) and again.control is None
+    meta = json.loads((tmp_path / "attention.json").read_text())
+    meta["arch"]["dropout"] = 0.1
+    (tmp_path / "attention.json").write_text(json.dumps(meta))
+    with pytest.raises(CheckpointError, match=r"unknown keys \['dropout'\]"):
+        resolvent.OperatorModel.load(tmp_path, "attention")

@@ -37,7 +37,7 @@ from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import train_loop
 from resolvent.families import get_family
 from resolvent.keys import name_id, named_key
-from resolvent.model import OperatorModel
+from resolvent.model import Arch, OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
@@ -477,8 +477,8 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
     n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
     return OperatorModel(
         method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
-        arch={"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": n_basis,
-              "absorbing": p.absorbing and name == "attention"},
+        arch=Arch(hidden=tuple(cfg.hidden), features=cfg.features, n_basis=n_basis,
+                  absorbing=p.absorbing and name == "attention"),
         params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)

@@ -27,7 +27,7 @@ from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import train_loop
 from resolvent.families import get_family
 from resolvent.keys import named_key
-from resolvent.model import OperatorModel
+from resolvent.model import Arch, Control, OperatorModel
 from resolvent.operators import make_network
 from resolvent.policies import load_target_policy
 
@@ -209,19 +209,17 @@ def eval_seed(cfg: OptimizeConfig) -> int:
     return 7_000 + cfg.seed
 
 
-def arch(cfg: OptimizeConfig) -> dict:
-    return {"hidden": tuple(cfg.hidden), "features": cfg.features, "n_basis": 0, "heads": cfg.heads,
-            "vae_hidden": tuple(cfg.vae_hidden), "actor_hidden": tuple(cfg.actor_hidden)}
+def arch(cfg: OptimizeConfig) -> Arch:
+    return Arch(hidden=tuple(cfg.hidden), features=cfg.features, heads=cfg.heads,
+                vae_hidden=tuple(cfg.vae_hidden), actor_hidden=tuple(cfg.actor_hidden))
 
 
-def control_meta(cfg: OptimizeConfig, p: ControlProblem) -> dict:
+def control_meta(cfg: OptimizeConfig, p: ControlProblem) -> Control:
     """What an inference model needs to act (saved with it)."""
-    meta = {"algorithm": p.algorithm, "low": p.low.tolist(), "high": p.high.tolist()}
+    low, high = tuple(map(float, p.low)), tuple(map(float, p.high))
     if p.algorithm == "dqn":
-        meta["grid"] = p.grid.tolist()
-    else:
-        meta.update(phi=cfg.phi, eval_samples=cfg.eval_samples)
-    return meta
+        return Control("dqn", low, high, grid=tuple(tuple(map(float, g)) for g in np.atleast_2d(p.grid)))
+    return Control("bcq", low, high, phi=cfg.phi, eval_samples=cfg.eval_samples)
 
 
 class Method:
@@ -229,7 +227,7 @@ class Method:
 
     def __init__(self, method: str, cfg: OptimizeConfig, p: ControlProblem):
         network = make_network(method, cfg.gamma, cfg.hidden, cfg.features, 0, cfg.heads)
-        self.act = OperatorModel.make_act(network, arch(cfg), control_meta(cfg, p), p.x_mean, p.x_std)
+        self.act = control_meta(cfg, p).make_act(network, arch(cfg), p.x_mean, p.x_std)
         if p.algorithm == "dqn":
             config = dqn.DQNConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size,
                                    double=cfg.double)
