@@ -1,6 +1,8 @@
 """Every hyper-parameter has one home: the command line's defaults are the dataclasses'."""
 import dataclasses
 
+import click
+
 import pytest
 
 from resolvent.cli import evaluate, optimize
@@ -15,12 +17,13 @@ def test_command_defaults_are_the_config_defaults(command, config):
     defaults = {f.name: f.default if f.default is not dataclasses.MISSING else f.default_factory()
                 for f in dataclasses.fields(config)}
     checked = 0
+    ctx = click.Context(command)
     for param in command.params:
         name = OPTION_FIELD.get(param.name, param.name)
-        if name not in defaults or param.default is None:   # None: "the preset's" / the dataset's
+        got = param.get_default(ctx)
+        if name not in defaults or got is None:   # None: "the preset's" / the dataset's
             continue
         want = defaults[name]
-        got = param.default
         if isinstance(want, tuple):
             got = tuple(x.strip() for x in str(got).split(","))
         option = "--" + param.name.replace("_", "-")

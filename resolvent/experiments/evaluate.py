@@ -34,7 +34,7 @@ from resolvent.algorithms.fqe import train_chunk
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.evaluation import load_ground_truth, mse, r2
 from resolvent.experiments.rundir import RunDir
-from resolvent.experiments.runner import train_loop
+from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
 from resolvent.keys import name_id, named_key
 from resolvent.model import Arch, OperatorModel
@@ -526,32 +526,20 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,
                  source: Source | None = None) -> dict:
-    """Run (or resume) an experiment into ``out``; returns results.json's content. The run
-    directory has one writer: a second one stops at once (``RunInUseError``). ``source``
-    overrides what ``cfg`` names (a dataset object, a policy or rewards given in Python)."""
-    run = RunDir(out)
-    with run.writer():
-        cfg = run.start(cfg, EvaluateConfig, resume)
-        p = prepare(cfg, source)
-        if not resume:
-            run.write_json("config.json", cfg.to_dict())
+    """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
+    runner, ``run_experiment``). ``source`` overrides what ``cfg`` names (a dataset object, a
+    policy or rewards given in Python)."""
+    from resolvent.experiments.plots import plot_mse
+
+    def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")
-        results = {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
-                   "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
-                   "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
-                   "methods": run.previous_methods() if resume else {}}
-        for name in cfg.methods:
-            if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
-                continue
-            results["methods"][name] = run_method(name, cfg, p, run, resume)
-            run.write_json("results.json", results)
-        if not (run.path / "results.json").is_file():
-            run.write_json("results.json", results)
-        if plot:
-            from resolvent.experiments.plots import plot_mse
-            plot_mse(run.path)
-    return results
+        return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
+                "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
+                "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names}
+
+    return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
+                          plot_mse if plot else None)
 
 
 __all__ = ["KINDS", "METHODS", "OPERATORS", "PRESETS", "EvaluateConfig", "Source", "dataset_source",

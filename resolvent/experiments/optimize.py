@@ -24,7 +24,7 @@ from resolvent.algorithms import bcq, dqn
 from resolvent.data import check_kind, load_transitions, reference_indices
 from resolvent.evaluation import actor_returns, episodic_returns
 from resolvent.experiments.rundir import RunDir
-from resolvent.experiments.runner import train_loop
+from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
 from resolvent.keys import named_key
 from resolvent.model import Arch, Control, OperatorModel
@@ -314,25 +314,14 @@ def inference_model(method: str, cfg: OptimizeConfig, p: ControlProblem, params)
 
 
 def run_optimize(cfg: OptimizeConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
-    """Run (or resume) an experiment into ``out``; returns results.json's content. The run
-    directory has one writer: a second one stops at once (``RunInUseError``)."""
-    run = RunDir(out)
-    with run.writer():
-        cfg = run.start(cfg, OptimizeConfig, resume)
-        p = prepare(cfg)
-        if not resume:
-            run.write_json("config.json", cfg.to_dict())
-        results = {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize",
-                   "algorithm": p.algorithm, "target_return": p.target_returns["original"],
-                   "target_test_returns": {n: p.target_returns[n] for n in p.return_names[1:]},
-                   "methods": run.previous_methods() if resume else {}}
-        run.write_json("results.json", results)
-        for method in cfg.methods:
-            if resume and results["methods"].get(method, {}).get("steps", 0) >= cfg.steps:
-                continue
-            results["methods"][method] = run_method(method, cfg, p, run, resume)
-            run.write_json("results.json", results)
-        if plot:
-            from resolvent.experiments.plots import plot_returns
-            plot_returns(run.path)
-    return results
+    """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
+    runner, ``run_experiment``)."""
+    from resolvent.experiments.plots import plot_returns
+
+    def header(cfg: OptimizeConfig, p: ControlProblem, run: RunDir) -> dict:
+        return {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize", "algorithm": p.algorithm,
+                "target_return": p.target_returns["original"],
+                "target_test_returns": {n: p.target_returns[n] for n in p.return_names[1:]}}
+
+    return run_experiment(cfg, OptimizeConfig, out, resume, prepare, header, run_method,
+                          plot_returns if plot else None)

@@ -1,15 +1,17 @@
-"""The one training loop of every experiment: chunks of steps, metrics, checkpoints, resume.
+"""The one runner of every experiment: run directory, methods, chunked training, checkpoints.
 
 ``evaluate`` (operator FQE, scored against ground truth), ``optimize`` (operator DQN/BCQ,
 scored by returns in the environment) and ``fit`` plug in their own ``train`` (a jitted chunk
 of ``every`` steps on all seeds) and ``log`` (score the state, append metric rows, return the
-progress bar's fields); this loop owns the rest: the resume from the last checkpoint (metric
-rows after it dropped, the step-0 rows not written twice), the key split of each chunk, the
-timing, the progress bar and the checkpoints.
+progress bar's fields); ``train_loop`` owns the rest: the resume from the last checkpoint
+(metric rows after it dropped, the step-0 rows not written twice), the key split of each
+chunk, the timing, the progress bar and the checkpoints. ``run_experiment`` owns the run
+directory around it.
 """
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Callable
 
 import jax
@@ -47,3 +49,31 @@ def train_loop(run: RunDir, name: str, state, keys: jax.Array, steps: int, every
             run.save_checkpoint(name, {"state": state, "keys": keys, "step": step, "seconds": seconds})
     bar.close()
     return state, step, seconds
+
+
+def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Callable, header: Callable,
+                   run_method: Callable, plot: Callable | None = None) -> dict:
+    """Run (or resume) an experiment into ``out``; returns results.json's content.
+
+    The task plugs in ``prepare(cfg) -> problem``, ``header(cfg, problem, run) -> dict`` (the
+    fixed part of results.json; it may save side files) and ``run_method(name, cfg, problem,
+    run, resume) -> dict`` (one method's entry, trained with ``train_loop``); this owns the run
+    directory: one writer (a second stops at once, ``RunInUseError``), the configuration (a
+    resumed run keeps its own), the methods already finished, results.json and the plot.
+    """
+    run = RunDir(out)
+    with run.writer():
+        cfg = run.start(cfg, config_cls, resume)
+        problem = prepare(cfg)
+        if not resume:
+            run.write_json("config.json", cfg.to_dict())
+        results = {**header(cfg, problem, run), "methods": run.previous_methods() if resume else {}}
+        run.write_json("results.json", results)
+        for name in cfg.methods:
+            if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
+                continue
+            results["methods"][name] = run_method(name, cfg, problem, run, resume)
+            run.write_json("results.json", results)
+        if plot is not None:
+            plot(run.path)
+    return results
