@@ -84,12 +84,10 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
     data = {k: np.concatenate([p[k] for p in parts]) for k in parts[0] if k in keys}
     extras = ("terminated", "reward") + tuple(sorted(k for k in keys if k not in CORE_KEYS + (
         "terminated", "truncated", "reward")))
-    data["terminated"] = data["terminated"].astype(np.float32)
     spec = DatasetSpec(name, usable_env(env_id, dataset_env_id(ds)), extras)
     from resolvent.data.dataset import validate_transitions
     validate_transitions(data, spec, data["obs"].shape[1], data["action"].shape[1],
                          getattr(ds, "action_space", None))
-    data["terminated"] = data["terminated"] > 0.5
     return spec, data
 
 

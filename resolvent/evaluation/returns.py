@@ -73,13 +73,18 @@ def episodic_returns(family: RewardFamily, act: Callable[[np.ndarray], np.ndarra
     return np.stack([ro.returns(r, p) for p, r in enumerate(rewards)])
 
 
+def actor_rollout(family: RewardFamily, actor: Callable[[np.ndarray], np.ndarray], episodes: int,
+                  seed: int = 0, progress: bool = True) -> Rollout:
+    """The episodes of ONE reward-independent policy (e.g. the TD3 target), ``actor`` mapping
+    observations (n, ds) to actions (n, da)."""
+    return rollout(family, lambda obs: np.asarray(actor(obs[0]))[None], 1, episodes, seed,
+                   "target policy", progress)
+
+
 def actor_returns(family: RewardFamily, actor: Callable[[np.ndarray], np.ndarray],
                   rewards: Sequence[Reward], episodes: int, seed: int = 0,
                   progress: bool = True) -> np.ndarray:
-    """Returns (R, E) of ONE reward-independent policy (e.g. the TD3 target) under each reward.
-
-    ``actor`` maps observations (n, ds) to actions (n, da); one rollout serves every reward.
-    """
-    ro = rollout(family, lambda obs: np.asarray(actor(obs[0]))[None], 1, episodes, seed,
-                 "target policy", progress)
+    """Returns (R, E) of ONE reward-independent policy under each reward: one rollout serves
+    every reward."""
+    ro = actor_rollout(family, actor, episodes, seed, progress)
     return np.stack([ro.returns(r) for r in rewards])

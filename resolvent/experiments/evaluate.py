@@ -264,6 +264,7 @@ class Problem:
     sets: dict                   # "train"/"test"/"probe" -> RewardSet
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
+    absorbing: bool = False      # attention's absorbing-state slot
 
     @property
     def r_train(self) -> jax.Array:
@@ -272,8 +273,6 @@ class Problem:
     @property
     def extras(self) -> tuple[str, ...]:
         return self.source.spec.extras
-
-    absorbing: bool = False      # attention's absorbing-state slot
 
     @property
     def has_truth(self) -> bool:

@@ -116,11 +116,10 @@ def evaluate_target(family: RewardFamily, actor: Actor, param: float | None = No
                     episodes: int = 10, seed: int = 10_000, progress: bool = False) -> dict:
     """The actor's average return under the member ``param`` (default: the original one) and
     the per-step means of the family's extra quantities (e.g. HalfCheetah's ``x_velocity``)."""
-    from resolvent.evaluation import rollout
+    from resolvent.evaluation import actor_rollout
 
     param = family.original_param if param is None else float(param)
-    ro = rollout(family, lambda obs: np.asarray(actor(obs[0]))[None], 1, episodes, seed, "target policy",
-                 progress)
+    ro = actor_rollout(family, actor, episodes, seed, progress)
     alive = ro.alive                                                              # (T, E)
     out = {"average_return": float(ro.returns(family.reward_callable(param)).mean()),
            "eval_episodes": episodes, "episode_length": float(alive.sum(0).mean())}
