@@ -256,16 +256,32 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
 @click.option("--steps", type=int, default=None, help="TD3 steps [default: the family's]")
 @click.option("--seed", default=0, show_default=True)
 @click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="where to write the weights [default: inside the package]")
-def target(family, retrain, steps, seed, out):
+              help="where to write the weights [default: $RESOLVENT_HOME/policies/FAMILY]")
+@click.option("--install", is_flag=True, help="write the weights into the package, replacing the shipped ones")
+def target(family, retrain, steps, seed, out, install):
     """Show (or --retrain) the family's TD3 target policy and its average return."""
+    from resolvent.paths import cache_dir
     from resolvent.policies import load_target_policy, target_policy_info
-    from resolvent.policies.td3 import evaluate_target, train_td3
+    from resolvent.policies.td3 import check_steps, evaluate_target, shipped_dir, train_td3
 
     fam = get_family(family)
+    if not retrain:
+        given = [f"--{k}" for k, v in (("steps", steps is not None), ("out", out is not None),
+                                        ("install", install)) if v]
+        if given:
+            fail(f"{', '.join(given)} go with --retrain")
     if retrain:
-        _, meta = train_td3(fam, steps=steps, seed=seed, out_dir=out)
+        if out is not None and install:
+            fail("give --out DIR or --install (the package's own folder), not both")
+        try:
+            check_steps(fam.td3_steps if steps is None else steps)
+            dest = shipped_dir() if install else Path(out) if out else cache_dir("policies", fam.name)
+            _, meta = train_td3(fam, steps=steps, seed=seed, out_dir=dest)
+        except (*EXPECTED, ImportError) as e:
+            fail(str(e))
         click.echo(json.dumps(meta, indent=2))
+        click.echo(f"weights: {dest / (fam.name + '.npz')}" + ("" if install else
+                   "   (the shipped policy is unchanged; --install replaces it)"))
         return
     try:
         actor = load_target_policy(fam.name)

@@ -8,8 +8,11 @@ them; the family's extra quantities are in the episodes' ``infos``.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import shutil
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
@@ -55,7 +58,7 @@ def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
         path = shipped_path(family.name, "-replay.npz")
         if not Path(str(path)).is_file():
             raise FileNotFoundError(f"no shipped TD3 replay buffer for {family.name} at {path}; "
-                                    f"run `resolvent target {family.name} --retrain`")
+                                    f"run `resolvent target {family.name} --retrain --install`")
         with np.load(str(path)) as z:
             buffer = {k: z[k][-size:] for k in z.files}
         episodes = split_replay(buffer, family)
@@ -141,22 +144,43 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
     actor = actor if actor is not None else load_target_policy(family.name)
     did = dataset_id(family, kind, seed)
     wanted = f"resolvent target-policy {policy_hash(actor)}"
-    ds = _try_load(did)
-    if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
-        minari.delete_dataset(did)
-        ds = None
-    if ds is None:
-        episodes = build_episodes(family, kind, actor, seed)
+    with build_lock(did):
+        ds = _try_load(did)
+        if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
+            minari.delete_dataset(did)
+            ds = None
+        if ds is None:
+            episodes = build_episodes(family, kind, actor, seed)
+            try:
+                ds = save_minari(family, kind, seed, episodes, actor)
+            except BaseException:
+                _remove(did)  # never leave a half-written dataset behind (the lock makes it ours)
+                raise
         try:
-            ds = save_minari(family, kind, seed, episodes, actor)
-        except BaseException:
-            _remove(did)  # never leave a half-written dataset behind
-            raise
-    try:
-        return transitions_from_minari(ds, family)
-    except (OSError, KeyError, RuntimeError, TypeError, IndexError) as e:   # h5py's errors
-        raise ValueError(f"the stored dataset {did} is damaged ({type(e).__name__}: {e}); rebuild it "
-                         f"with `resolvent dataset {family.name} --kind {kind} --seed {seed} --rebuild`") from None
+            return transitions_from_minari(ds, family)
+        except (OSError, KeyError, RuntimeError, TypeError, IndexError) as e:   # h5py's errors
+            raise ValueError(f"the stored dataset {did} is damaged ({type(e).__name__}: {e}); rebuild it with "
+                             f"`resolvent dataset {family.name} --kind {kind} --seed {seed} --rebuild`") from None
+
+
+@contextmanager
+def build_lock(did: str):
+    """Hold dataset ``did``'s lock (a file in Minari's root, ``.resolvent-locks/``): a second
+    process loading or building the same id (``resolvent dataset``, ``evaluate``) waits for the
+    first and then loads what it built, so neither removes the other's dataset. The OS releases
+    the lock of a killed process."""
+    folder = Path(get_dataset_path()) / ".resolvent-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / (did.replace("/", "__") + ".lock"), "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another process building the dataset {did}", file=sys.stderr)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def _remove(did: str) -> None:

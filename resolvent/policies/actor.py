@@ -79,7 +79,7 @@ def load_target_policy(family_name: str, path: str | Path | None = None) -> Acto
     if not Path(p).is_file():
         raise FileNotFoundError(
             f"no target policy for {family_name!r} at {p}; train one with "
-            f"`resolvent target {family_name} --retrain` (needs `pip install resolvent[train]`)")
+            f"`resolvent target {family_name} --retrain --install` (needs `pip install resolvent[train]`)")
     return Actor.load(p)
 
 
@@ -109,7 +109,7 @@ def load_snapshots(family_name: str, low: np.ndarray, high: np.ndarray,
     p = Path(str(path if path is not None else shipped_path(family_name, "-snapshots.npz")))
     if not p.is_file():
         raise FileNotFoundError(f"no TD3 actor snapshots for {family_name!r} at {p}; "
-                                f"run `resolvent target {family_name} --retrain`")
+                                f"run `resolvent target {family_name} --retrain --install`")
     low, high = np.asarray(low, np.float32), np.asarray(high, np.float32)
     with np.load(p) as z:
         times = tuple(int(t) for t in z["times"])

@@ -23,7 +23,7 @@ import numpy as np
 
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.policies.actor import Actor, save_snapshots, shipped_path
+from resolvent.policies.actor import WEIGHTS, Actor, save_snapshots
 from resolvent.transitions import step_quantities
 
 TD3_NOISE = 0.1          # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1])
@@ -137,7 +137,8 @@ def train_td3(family: RewardFamily, steps: int | None = None, seed: int = 0,
     Writes ``<family>.npz`` (+ ``.json`` metadata naming the reward) and the replay buffer or
     the actor snapshots into ``out_dir``. A run killed midway resumes from ``td3-checkpoint/``
     there (its last checkpoint; the exploration noise after it is not bit-identical); a finished
-    run with the same steps, seed and reward is loaded, not trained again.
+    run with the same steps, seed and reward is loaded, not trained again. ``out_dir`` is
+    required: the shipped weights are replaced only when it names their folder (``shipped_dir``).
     """
     try:
         from sbx import TD3
@@ -147,9 +148,12 @@ def train_td3(family: RewardFamily, steps: int | None = None, seed: int = 0,
                           "pip install torch==2.13.0 'resolvent[train]'") from e
     from stable_baselines3.common.callbacks import BaseCallback
 
-    steps = int(steps or family.td3_steps)
+    steps = check_steps(family.td3_steps if steps is None else steps)
+    if out_dir is None:
+        raise ValueError(f"train_td3 needs out_dir, where to write the weights (shipped_dir() replaces "
+                         f"the package's own {family.name} policy)")
     param = family.original_param if param is None else float(param)
-    out = Path(out_dir) if out_dir is not None else Path(str(shipped_path(family.name))).parent
+    out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     ckpt = out / "td3-checkpoint"
     done_meta = out / f"{family.name}.json"
@@ -219,6 +223,18 @@ def train_td3(family: RewardFamily, steps: int | None = None, seed: int = 0,
     if ckpt.is_dir():
         ckpt.rmdir()
     return actor, meta
+
+
+def check_steps(steps) -> int:
+    """TD3's step count: an integer >= 1, or one clear error."""
+    if isinstance(steps, bool) or not float(steps).is_integer() or steps < 1:
+        raise ValueError(f"TD3 steps must be an integer >= 1, got {steps}")
+    return int(steps)
+
+
+def shipped_dir() -> Path:
+    """The package's folder of shipped target policies (``resolvent target --retrain --install``)."""
+    return Path(str(WEIGHTS))
 
 
 def snapshot_times(steps: int) -> list[int]:
