@@ -224,7 +224,12 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     from resolvent.evaluation import load_ground_truth
     from resolvent.policies import load_target_policy
 
+    if points < 1:
+        fail(f"--points must be >= 1, got {points}")
     cfg = read_run_config(run_dir)
+    if cfg.get("task") == "optimize":
+        fail(f"{run_dir} is an optimize run: its operator gives the optimal Q of each reward, not the target "
+             f"policy's, so there is no Monte-Carlo truth to compare; use `resolvent rollout {run_dir}`")
     if cfg.get("family") is None:
         fail(f"{run_dir} is a run on a dataset of one's own ({cfg.get('data')}): it has no family parameter; "
              f"ask it from Python, resolvent.load({run_dir!r}).q_values(reward, observations, actions)")
@@ -364,13 +369,18 @@ def rollout(run_dir, method, param, theta0, v_target, theta, episodes, seed, env
     from resolvent.evaluation import actor_returns, episodic_returns
     from resolvent.policies import load_target_policy
 
+    if episodes < 1:
+        fail(f"--episodes must be >= 1, got {episodes}")
+    if env_seed < 0:
+        fail(f"--env-seed must be >= 0, got {env_seed}")
     cfg = read_run_config(run_dir)
+    if cfg.get("task") != "optimize" or cfg.get("family") is None:
+        fail(f"{run_dir} is not an optimize run on a family: `rollout` acts with a control model "
+             f"(`resolvent optimize`); from Python, resolvent.load(RUN, METHOD).policy(reward) on such a run")
     family = get_family(cfg["family"])
     value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
     if not np.isfinite(value):
         fail(f"the reward parameter must be finite, got {value}")
-    if episodes < 1:
-        fail(f"--episodes must be >= 1, got {episodes}")
     try:
         policy = resolvent.load(run_dir, method).policy(family.reward_callable(value), seed=seed)
     except EXPECTED as e:

@@ -13,41 +13,76 @@ Monte-Carlo ground truth scores them (MSE, R^2) on those rewards and on ``probes
 from __future__ import annotations
 
 import math
+from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from resolvent.model import OperatorModel
+from resolvent.model import CheckpointError, OperatorModel
 
 
-def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] = "attention", steps: int = 20_000,
-        seeds: int = 1, rewards: Mapping[str, Callable] | None = None,
+def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None = None, steps: int | None = None,
+        seeds: int | None = None, rewards: Mapping[str, Callable] | None = None,
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
-        preset: str = "default", resume: bool = False, plot: bool = True, **config) -> OperatorModel:
+        preset: str | None = None, resume: bool = False, plot: bool = True, **config) -> OperatorModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
     of the first method.
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
-    ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``rewards``: named reward
-    callables to train on besides the dataset's own. ``probes``: named rewards (or a Python file
-    defining ``PROBES``) only scored. ``env``: the Gymnasium id for ground truth (default: the
-    dataset's). ``config``: any other ``EvaluateConfig`` field (``m``, ``n_initial``, ...).
-    ``resume=True`` continues a killed run in ``out`` (give the same callables again).
+    ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
+    ``"attention"``), ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
+    ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
+    rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
+    ground truth (default: the dataset's). ``config``: any other ``EvaluateConfig`` field (``m``,
+    ``n_initial``, ...). ``resume=True`` continues a killed run in ``out`` with its own
+    configuration (give the same callables again; any option given must agree with the run's,
+    and the policy's actions must be the same).
     """
-    from resolvent.experiments.evaluate import EvaluateConfig, dataset_source, run_evaluate
+    from resolvent.data.user import named_rewards
+    from resolvent.experiments.evaluate import PRESETS, EvaluateConfig, dataset_source, run_evaluate
+    from resolvent.experiments.rundir import RunDir
 
-    methods = (method,) if isinstance(method, str) else tuple(method)
+    methods = None if method is None else (method,) if isinstance(method, str) else tuple(method)
+    if methods is not None and methods and all(m == "fqe" for m in methods):
+        raise ValueError("fit returns an operator model; 'fqe' is the per-reward oracle, which has none: "
+                         "add an operator method (attention, linear, vanilla, sf)")
+    if steps is not None and (isinstance(steps, bool) or not float(steps).is_integer()):
+        raise ValueError(f"steps must be an integer, got {steps!r}")
+    known = {f.name for f in fields(EvaluateConfig)} - {"family", "dataset", "data", "policy", "env", "probes",
+                                                       "methods", "steps", "seeds"}
+    if set(config) - known:
+        raise ValueError(f"unknown fit options {sorted(set(config) - known)}; known: {sorted(known)}")
+    named_rewards(rewards, "rewards")
+    if not isinstance(probes, (str, Path)):
+        named_rewards(probes, "probes")
     dataset_id = dataset if isinstance(dataset, str) else dataset.spec.dataset_id
     policy_ref = policy if isinstance(policy, str) else None
-    log_every = config.pop("log_every", math.gcd(int(steps), 500) or 1)
-    cfg = EvaluateConfig.preset(
-        preset, family=None, data=dataset_id, policy=policy_ref, env=env,
-        probes=str(probes) if isinstance(probes, (str, Path)) else None, methods=methods, steps=int(steps),
-        seeds=int(seeds), log_every=log_every,
-        checkpoint_every=config.pop("checkpoint_every", log_every * max(1, 2500 // log_every)), **config)
+    probes_ref = str(probes) if isinstance(probes, (str, Path)) else None
     if resume:
-        from resolvent.experiments.rundir import RunDir
-        cfg = EvaluateConfig.from_dict(RunDir(out).read_config())
+        run = RunDir(out)
+        try:
+            cfg = EvaluateConfig.from_dict(run.read_config())
+        except (TypeError, ValueError, AttributeError) as e:
+            raise CheckpointError(f"{run.config_path} is damaged: {type(e).__name__}: {e}") from None
+        given = {"data": dataset_id, "methods": methods, "steps": None if steps is None else int(steps),
+                 "seeds": seeds, "env": env, "policy": policy_ref, "probes": probes_ref,
+                 "fqe": PRESETS[preset]() if preset in PRESETS and "fqe" not in config else None, **config}
+        differ = sorted(k for k, v in given.items() if v is not None and getattr(cfg, k, v) != v)
+        if differ:
+            raise ValueError(f"resume=True continues the run in {out} with its own configuration, which differs in "
+                             + ", ".join(f"{k} ({getattr(cfg, k)!r}, given {given[k]!r})" for k in differ)
+                             + "; give the same values, or none, or start a new out")
+    else:
+        steps = 20_000 if steps is None else int(steps)
+        log_every = config.pop("log_every", math.gcd(steps, 500) or 1)
+        cfg = EvaluateConfig.preset(
+            preset or "default", family=None, data=dataset_id, policy=policy_ref, env=env, probes=probes_ref,
+            methods=methods or ("attention",), steps=steps, seeds=1 if seeds is None else seeds,
+            log_every=log_every,
+            checkpoint_every=config.pop("checkpoint_every", log_every * max(1, 2500 // log_every)), **config)
+    if all(m == "fqe" for m in cfg.methods):
+        raise ValueError("fit returns an operator model; this run trains only 'fqe', the per-reward oracle")
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
-                            probes=None if isinstance(probes, (str, Path)) else probes)
+                            probes=None if probes_ref else probes)
     run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
-    return OperatorModel.load(Path(out) / "models", methods[0] if methods[0] != "fqe" else methods[-1])
+    first = next(m for m in cfg.methods if m != "fqe")
+    return OperatorModel.load(Path(out) / "models", first)

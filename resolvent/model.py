@@ -244,8 +244,13 @@ class OperatorModel:
             raise CheckpointError(f"the saved {method!r} model in {d} is corrupt or incomplete "
                                   f"({type(e).__name__}: {e}); retrain it") from None
         pick = lambda prefix: {k[len(prefix):]: v for k, v in arrays.items() if k.startswith(prefix)}  # noqa: E731
-        arch = Arch.from_dict(meta["arch"])
-        control = None if meta.get("control") is None else Control.from_dict(meta["control"])
+        try:
+            arch = Arch.from_dict(meta["arch"])
+            control = None if meta.get("control") is None else Control.from_dict(meta["control"])
+            _ = meta["method"], meta["family"], meta["gamma"], arrays["x_mean"], arrays["x_std"]
+        except (KeyError, TypeError, ValueError, AttributeError) as e:
+            raise CheckpointError(f"{d / f'{method}.json'} (the saved {method!r} model) is damaged "
+                                  f"({type(e).__name__}: {e}); retrain it") from None
         return cls(method=meta["method"], family=meta["family"], gamma=meta["gamma"],
                    arch=arch, params=params, xi_features=pick("xi_"),
                    x_mean=arrays["x_mean"], x_std=arrays["x_std"],
@@ -271,6 +276,9 @@ class Policy:
         if obs.ndim != 2 or obs.shape[1] != len(self.s_mean):
             raise ValueError(f"observation must have shape ({len(self.s_mean)},) or "
                              f"(n, {len(self.s_mean)}), got {np.shape(observation)}")
+        if not np.all(np.isfinite(obs)):
+            raise ValueError(f"observation has a non-finite value (NaN or inf) in row "
+                             f"{int(np.argwhere(~np.isfinite(obs))[0, 0])}")
         self.key, k = jax.random.split(self.key)
         s = (jnp.asarray(obs) - self.s_mean) / self.s_std                      # (n, ds)
         enc = jnp.broadcast_to(self.enc, (len(obs),) + self.enc.shape)       # (n, m)

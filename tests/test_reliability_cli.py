@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from minari.data_collector import EpisodeBuffer
 
+import resolvent
 from resolvent.cli import main
 from resolvent.policies.td3 import shipped_dir
 
@@ -123,3 +124,68 @@ def test_concurrent_dataset_builds_of_one_id_both_succeed(tmp_path):
     assert any("waiting for another process" in err for _, err in outs)
     again = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0 and "waiting" not in again.stderr
+
+
+# ---- 3-7, 13: user code and datasets that do not fit: one error naming them ------------------
+
+def data_args(policy, *more):
+    return ["evaluate", "--data", "tests/reliab-pendulum-v0", "--policy", policy, "--methods", "attention",
+            *TINY, *more]
+
+
+def test_policy_and_probe_files_that_do_not_run(pendulum, policy_file, tmp_path):
+    assert_error(cli(*data_args(policy_file("def policy(o) return o\n"), "--out", tmp_path / "a")),
+                 "SyntaxError", "pol.py")
+    probes = tmp_path / "probes.py"
+    probes.write_text("PROBES = {'x': lambda f: f['obs'][:, 0]\n")
+    assert_error(cli(*data_args(policy_file("def policy(o):\n    return -o[:, 2:3]\n"), "--probes", probes,
+                                "--out", tmp_path / "b")), "probe rewards", "SyntaxError")
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+
+
+@pytest.mark.parametrize("body, fragments", [
+    # 4: raises on every batch but the first check's 64 observations (policy_fingerprint's 256)
+    ("def policy(o):\n    if len(o) != 64: raise TypeError('only batches of 64')\n    return -o[:, 2:3]\n",
+     ("failed on observations of shape (256, 3)", "TypeError: only batches of 64", "pol.py:policy")),
+    # a user's ValueError is said to come from the policy
+    ("def policy(o):\n    raise ValueError('no')\n", ("the policy", "failed on dataset observations", "no")),
+    # 13: NaN on states past the first check's 64 (fast ones), met at next states or in the rollouts
+    ("def policy(o):\n    return np.where(np.abs(o[:, 2:3]) > FAST, np.nan, -o[:, 2:3])\n",
+     ("returned non-finite actions", "pol.py:policy")),
+])
+def test_a_policy_failing_after_the_first_check_is_named(pendulum, policy_file, tmp_path, body, fragments):
+    from resolvent.data.user import load_dataset
+
+    speed = np.abs(load_dataset(pendulum)[1]["obs"][:, 2])
+    fast = speed[:64].max() + 1e-3                                         # never in the first check
+    assert (speed > fast).any()
+    body = body.replace("FAST", repr(float(fast)))
+    assert_error(cli(*data_args(policy_file(body), "--out", tmp_path / "r")), *fragments)
+    assert not (tmp_path / "r" / "config.json").exists()
+
+
+def test_rewards_and_probes_that_raise_or_are_not_callable(pendulum, tmp_path):
+    with pytest.raises(ValueError, match=r"probe reward 'b' failed on the dataset's transitions: ZeroDivisionError"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "a", probes={"b": lambda f: 1 / 0}, **FIT)
+    with pytest.raises(ValueError, match=r"training reward 'c' failed .*KeyError|training reward 'c' asked"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "b", rewards={"c": lambda f: {}["x"]}, **FIT)
+    with pytest.raises(ValueError, match=r"probes: 'x' -> int is not a reward"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "c", probes={"x": 3}, **FIT)
+    with pytest.raises(ValueError, match=r"rewards must be a dict"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "d", rewards=[lambda f: f["reward"]], **FIT)
+    assert not any((tmp_path / k).exists() for k in "abcd")
+
+
+def test_dict_observations_and_mismatched_environment(pendulum, tmp_path):
+    space = gym.spaces.Dict({"x": gym.spaces.Box(-1, 1, (2,)), "y": gym.spaces.Box(-1, 1, (1,))})
+    buf = EpisodeBuffer(observations={"x": np.zeros((6, 2), np.float32), "y": np.zeros((6, 1), np.float32)},
+                        actions=np.zeros((5, 1), np.float32), rewards=np.zeros(5),
+                        terminations=np.zeros(5, bool), truncations=np.r_[np.zeros(4, bool), True])
+    ds = minari.create_dataset_from_buffers("tests/reliab-dict-v0", [buf], observation_space=space,
+                                            action_space=gym.spaces.Box(-1, 1, (1,)), algorithm_name="d",
+                                            author="t", author_email="t@t.t", code_permalink="https://x")
+    with pytest.raises(ValueError, match=r"needs flat \(Box\) observations and actions; the dataset's observations"):
+        resolvent.fit(ds, controller, out=tmp_path / "a", **FIT)
+    res = cli(*data_args("tests/test_reliability_cli.py:controller", "--env", "MountainCarContinuous-v0",
+                         "--out", tmp_path / "b"))
+    assert_error(res, "MountainCarContinuous-v0 has observations (2,)", "(3,)")

@@ -61,6 +61,7 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
     the environment the dataset names (``"none"``: no ground truth)."""
     ds = open_minari(dataset)
     name = ds.spec.dataset_id if hasattr(ds, "spec") else str(dataset)
+    check_box_spaces(name, getattr(ds, "observation_space", None), getattr(ds, "action_space", None))
     parts, keys = [], None
     for ep in ds.iterate_episodes():
         t = len(ep.actions)
@@ -85,10 +86,38 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
     extras = ("terminated", "reward") + tuple(sorted(k for k in keys if k not in CORE_KEYS + (
         "terminated", "truncated", "reward")))
     spec = DatasetSpec(name, usable_env(env_id, dataset_env_id(ds)), extras)
+    if spec.env_id is not None:
+        check_env_matches(spec.env_id, name, data["obs"].shape[1], data["action"].shape[1])
     from resolvent.data.dataset import validate_transitions
     validate_transitions(data, spec, data["obs"].shape[1], data["action"].shape[1],
                          getattr(ds, "action_space", None))
     return spec, data
+
+
+def check_box_spaces(name: str, obs_space, action_space) -> None:
+    """One clear error for a dataset whose observations or actions are not flat Box arrays."""
+    import gymnasium as gym
+
+    for what, space in (("observations", obs_space), ("actions", action_space)):
+        if space is not None and not (isinstance(space, gym.spaces.Box) and len(space.shape) == 1):
+            raise ValueError(f"{name}: resolvent needs flat (Box) observations and actions; the dataset's "
+                             f"{what} are {space}")
+
+
+def check_env_matches(env_id: str, name: str, obs_dim: int, action_dim: int) -> None:
+    """The environment for ground truth must have the dataset's observation and action sizes."""
+    from resolvent.envs import make_env
+
+    env = make_env(env_id)
+    try:
+        obs, act = env.observation_space, env.action_space
+        check_box_spaces(env_id, obs, act)
+        if obs.shape != (obs_dim,) or act.shape != (action_dim,):
+            raise ValueError(f"the environment {env_id} has observations {obs.shape} and actions {act.shape}, "
+                             f"but the dataset {name} has ({obs_dim},) and ({action_dim},): give the "
+                             f"environment it was recorded in (--env), or --env none")
+    finally:
+        env.close()
 
 
 def usable_env(given: str | None, recorded: str | None) -> str | None:
@@ -124,8 +153,10 @@ def load_object(ref: str, what: str = "policy"):
             if "" not in sys.path and str(Path.cwd()) not in sys.path:
                 sys.path.insert(0, str(Path.cwd()))
             module = importlib.import_module(mod_name)
-    except (ImportError, FileNotFoundError) as e:
-        raise ValueError(f"cannot import the {what}'s module {mod_name!r}: {e}") from None
+    except ValueError as e:
+        raise ValueError(f"the {what}'s module: {e}") from None
+    except Exception as e:  # noqa: BLE001 - the user's module: a SyntaxError, or its own code raising
+        raise ValueError(f"cannot import the {what}'s module {mod_name!r}: {type(e).__name__}: {e}") from None
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -140,7 +171,10 @@ def load_module_file(path: str | Path):
         raise FileNotFoundError(f"no such file {str(path)!r}")
     spec = importlib.util.spec_from_file_location(f"resolvent_user_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    try:
+        spec.loader.exec_module(module)
+    except Exception as e:  # noqa: BLE001 - the user's file: a SyntaxError, or its own code raising
+        raise ValueError(f"cannot run {str(path)!r}: {type(e).__name__}: {e}") from None
     return module
 
 
@@ -148,7 +182,7 @@ def load_probes(path: str | Path) -> dict[str, Callable]:
     """``PROBES = {name: callable}`` from a Python file."""
     try:
         module = load_module_file(path)
-    except FileNotFoundError as e:
+    except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"probe rewards: {e}") from None
     probes = getattr(module, "PROBES", None)
     if not isinstance(probes, dict) or not all(callable(v) for v in probes.values()):
@@ -156,27 +190,44 @@ def load_probes(path: str | Path) -> dict[str, Callable]:
     return dict(probes)
 
 
-def checked_policy(policy: Policy, obs: np.ndarray, action_dim: int, low=None, high=None) -> Policy:
-    """``policy`` as ``(n, ds) -> (n, da)`` float32, checked once on dataset observations:
-    the wrong shape or a NaN get one clear error naming the problem."""
+def named_rewards(rewards, what: str) -> list[tuple[str, Callable]]:
+    """``{name: reward callable}`` as a list, or one clear error naming what is not a reward."""
+    if rewards is None:
+        return []
+    if not hasattr(rewards, "items"):
+        raise ValueError(f"{what} must be a dict {{name: reward callable}}, got {type(rewards).__name__}")
+    for k, v in rewards.items():
+        if not isinstance(k, str) or not callable(v):
+            raise ValueError(f"{what}: {k!r} -> {type(v).__name__} is not a reward; give "
+                             f"{{name (str): callable features -> (n,) values}}")
+    return list(rewards.items())
+
+
+def checked_policy(policy: Policy, obs: np.ndarray, action_dim: int, low=None, high=None,
+                   name: str | None = None) -> Policy:
+    """``policy`` as ``(n, ds) -> (n, da)`` float32, checked on dataset observations first and
+    then at every call (next actions, fingerprint, ground-truth rollouts): an exception, the
+    wrong shape or a NaN get one clear error naming the policy."""
     if not callable(policy):
         raise ValueError(f"the policy must be a callable obs (n, ds) -> actions (n, da), got {type(policy).__name__}")
+    who = f"the policy {name!r}" if name else f"the policy {getattr(policy, '__qualname__', type(policy).__name__)!r}"
 
-    def act(o):
-        return np.asarray(policy(np.asarray(o, np.float32)), np.float32)
+    def act(o, where: str = "observations"):
+        o = np.asarray(o, np.float32)
+        try:
+            a = np.asarray(policy(o), np.float32)
+        except Exception as e:  # noqa: BLE001 - the user's code: report what it got and what failed
+            raise ValueError(f"{who} failed on {where} of shape {o.shape}: {type(e).__name__}: {e}") from None
+        if a.shape != (len(o), action_dim):
+            raise ValueError(f"{who} returned actions of shape {a.shape} for {where} of shape "
+                             f"{o.shape}; the dataset's actions have shape (n, {action_dim})")
+        if not np.all(np.isfinite(a)):
+            bad = ~np.isfinite(a).all(1)
+            raise ValueError(f"{who} returned non-finite actions (NaN or inf) for {int(bad.sum())} of {len(o)} "
+                             f"{where}, e.g. at {o[np.argmax(bad)].tolist()}")
+        return a
 
-    probe = obs[: min(len(obs), 64)]
-    try:
-        a = act(probe)
-    except Exception as e:  # noqa: BLE001 - the user's code: report what it got and what failed
-        raise ValueError(f"the policy failed on the dataset's observations of shape {probe.shape}: "
-                         f"{type(e).__name__}: {e}") from None
-    if a.shape != (len(probe), action_dim):
-        raise ValueError(f"the policy returned actions of shape {a.shape} for observations of shape "
-                         f"{probe.shape}; the dataset's actions have shape (n, {action_dim})")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"the policy returned non-finite actions (NaN or inf) for "
-                         f"{int((~np.isfinite(a)).any(1).sum())} of {len(probe)} dataset observations")
+    act(obs[: min(len(obs), 64)], "dataset observations")
     if low is not None and high is not None:
         return lambda o: np.clip(act(o), low, high)
     return act

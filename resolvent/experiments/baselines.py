@@ -53,7 +53,7 @@ def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: 
     summary.update(family=cfg.family, dataset=cfg.dataset, config=cfg.to_dict())
     rewards = summary.setdefault("rewards", {})
     if zero_shot is not None:
-        res = json.loads((Path(zero_shot) / "results.json").read_text())
+        res = RunDir(zero_shot).read_results()
         for m, r in res["methods"].items():
             for name, v in r["test_returns"].items():
                 rewards.setdefault(name, {})[f"zero-shot {m}"] = v

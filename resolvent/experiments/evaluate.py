@@ -106,6 +106,13 @@ class EvaluateConfig:
                 raise ValueError(f"{own} go with a dataset of one's own (data=...), not a family")
         elif self.family is not None:
             raise ValueError(f"give a reward family ({self.family!r}) or a dataset ({self.data!r}), not both")
+        elif self.dataset != "expert":
+            raise ValueError(f"dataset ({self.dataset!r}) names a family's dataset kind; with data={self.data!r} "
+                             f"leave it out (--dataset goes with a FAMILY)")
+        elif self.ref_actions == "half-policy":
+            raise ValueError("ref_actions half-policy needs rewards of (obs, action) alone; a dataset of one's "
+                             "own trains on its stored reward, which the policy's actions do not have: "
+                             "use ref_actions data")
         if not self.methods:
             raise ValueError("no method given")
         for m in self.methods:
@@ -116,9 +123,16 @@ class EvaluateConfig:
         if dup:
             raise ValueError(f"methods listed twice: {dup}")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",
-                     "n_test_rewards", "n_initial", "sf_fit_points"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+                     "n_test_rewards", "n_initial", "sf_fit_points", "seed", "data_seed", "features"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
+                raise ValueError(f"{name} must be an integer, got {v!r}")
+            if v < (0 if name in ("seed", "data_seed") else 1):
+                raise ValueError(f"{name} must be >= {0 if name in ('seed', 'data_seed') else 1}, got {v}")
+        if not 0 < self.gt_tol < 1:
+            raise ValueError(f"gt_tol must be in (0, 1), got {self.gt_tol}")
+        if not 0 < self.fqe.lr < float("inf"):
+            raise ValueError(f"lr (the learning rate) must be a finite number > 0, got {self.fqe.lr}")
         if self.fqe.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {self.fqe.batch_size}")
         if self.checkpoint_every % self.log_every:
@@ -182,6 +196,7 @@ class Source:
     policy: Callable             # the target policy, obs (n, ds) -> actions (n, da)
     rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
     gt: object | None            # Monte-Carlo ground truth, or None where no environment builds
+    fingerprint: str | None = None  # the target policy's actions' hash (a callable's: checked on resume)
 
 
 def family_source(cfg: EvaluateConfig) -> Source:
@@ -203,9 +218,11 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
     ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
     environment builds."""
-    from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
+    from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes, named_rewards
     from resolvent.envs import make_env
 
+    train = [("reward", lambda f: f["reward"])] + named_rewards(rewards, "rewards")
+    probes = named_rewards(probes, "probes") if probes is not None else []
     spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
     if policy is None:
         if cfg.policy is None:
@@ -215,13 +232,12 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     if spec.env_id is not None:
         space = make_env(spec.env_id).action_space
         low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
-    actor = checked_policy(policy, data["obs"], data["action"].shape[1], low, high)
+    actor = checked_policy(policy, data["obs"], data["action"].shape[1], low, high, name=cfg.policy)
+    fingerprint = policy_fingerprint(actor, data["obs"])
     if spec.env_id is not None:
-        gt = load_ground_truth(spec, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed,
-                               tag=policy_fingerprint(actor, data["obs"]))
-    train = [("reward", lambda f: f["reward"])] + list((rewards or {}).items())
-    probes = list((probes or (load_probes(cfg.probes) if cfg.probes else {})).items())
-    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, gt)
+        gt = load_ground_truth(spec, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed, tag=fingerprint)
+    probes = probes or (list(load_probes(cfg.probes).items()) if cfg.probes else [])
+    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, gt, fingerprint)
 
 
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
@@ -230,6 +246,14 @@ def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
 
     a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)
     return hashlib.sha256(np.round(a, 5).tobytes()).hexdigest()[:12]
+
+
+def check_same_policy(run: RunDir, fingerprint: str | None) -> None:
+    """A resumed run must continue with the target policy it started with."""
+    before = run.read_results().get("policy_fingerprint")
+    if fingerprint is not None and before is not None and before != fingerprint:
+        raise ValueError(f"{run.path} was trained for another target policy (its actions' fingerprint "
+                         f"{before}, this one's {fingerprint}); resume it with the same policy, or start a new out")
 
 
 @dataclass
@@ -345,7 +369,10 @@ def reward_set(rewards: Rewards, features: dict, xi_features: dict, fit_idx: np.
     if gt is not None:
         truth = []
         for k, r in rewards:
-            q = np.asarray(gt.q(r))
+            try:
+                q = np.asarray(gt.q(r))
+            except Exception as e:  # noqa: BLE001 - the user's code: name it and what it raised
+                raise ValueError(f"{what} {k!r} failed on the ground-truth rollouts: {type(e).__name__}: {e}") from None
             if q.shape != (len(gt.obs0),) or not np.all(np.isfinite(q)):
                 raise ValueError(f"{what} {k!r} gives no finite ground truth of shape ({len(gt.obs0)},)")
             truth.append(q)
@@ -531,11 +558,12 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     from resolvent.experiments.plots import plot_mse
 
     def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
-        if not (run.path / "prior.npz").is_file():
-            p.prior_stats.save(run.path / "prior.npz")
+        check_same_policy(run, p.source.fingerprint)
+        p.prior_stats.save(run.path / "prior.npz")     # derived from the data: rewritten, never trusted
         return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
                 "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
-                "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names}
+                "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
+                **({"policy_fingerprint": p.source.fingerprint} if p.source.fingerprint else {})}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_mse if plot else None)

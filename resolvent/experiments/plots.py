@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import warnings
 from collections import defaultdict
 from pathlib import Path
 
@@ -105,8 +106,9 @@ KIND_ORDER = ("replay", "expert", "medium")
 
 def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple[str, str], Path]:
     """(family, dataset) -> run directory, for every finished run of ``task`` under ``root``
-    (whose config passes ``keep``, when given)."""
-    runs = {}
+    (whose config passes ``keep``, when given): every method trained to the run's steps. Several
+    finished runs of one (family, dataset) are reported (a warning); the last in path order is kept."""
+    runs, seen = {}, {}
     for cfg_path in sorted(Path(root).rglob("config.json")):
         try:
             cfg = json.loads(cfg_path.read_text())
@@ -116,9 +118,23 @@ def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple
             continue
         if keep is not None and not keep(cfg):
             continue
-        if (cfg_path.parent / "metrics.jsonl").is_file():
+        if (cfg_path.parent / "metrics.jsonl").is_file() and finished(cfg_path.parent, cfg):
             runs[(cfg["family"], cfg["dataset"])] = cfg_path.parent
+            seen.setdefault((cfg["family"], cfg["dataset"]), []).append(str(cfg_path.parent))
+    for (fam, kind), paths in seen.items():
+        if len(paths) > 1:
+            warnings.warn(f"{len(paths)} finished {task} runs of {fam} / {kind}: {paths}; drawing {paths[-1]}",
+                          stacklevel=2)
     return runs
+
+
+def finished(path: Path, cfg: dict) -> bool:
+    """Whether a run's results.json holds every method of its config at the run's steps."""
+    try:
+        methods = json.loads((path / "results.json").read_text())["methods"]
+        return all(methods[m]["steps"] >= cfg["steps"] for m in cfg["methods"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
 
 
 def figure_ope(root: str | Path, out: str | Path, name: str = "ope.png") -> Path:
@@ -183,8 +199,7 @@ def plot_returns(run_dir: str | Path, name: str = "returns.png") -> Path:
     the paper's policy-optimisation figure, with the TD3 target policy as a reference line."""
     run = RunDir(run_dir)
     cfg = json.loads(run.config_path.read_text())
-    res_path = run.path / "results.json"
-    res = json.loads(res_path.read_text()) if res_path.is_file() else {}
+    res = run.read_results()
     rows = run.read_metrics()
     tests = sorted({k for r in rows for k in r.get("test_returns", {})},
                    key=lambda k: float(k.split("=")[-1]) if "=" in k else 0.0)
@@ -217,8 +232,7 @@ def figure_opi(root: str | Path, out: str | Path, name: str = "opi.png") -> Path
     keys = sorted(runs, key=lambda k: (FAMILY_ORDER.index(k[0]) if k[0] in FAMILY_ORDER else 9, k[1]))
     fig, axes = plt.subplots(1, len(keys), figsize=(4.4 * len(keys), 3.6), squeeze=False)
     for ax, key in zip(axes[0], keys):
-        res_path = runs[key] / "results.json"
-        ref = json.loads(res_path.read_text()).get("target_return") if res_path.is_file() else None
+        ref = RunDir(runs[key]).read_results().get("target_return")
         draw_returns(ax, RunDir(runs[key]).read_metrics(), "original", ref, f"{key[0]} / {key[1]}")
     axes[0][0].set_ylabel("episodic return (original reward)")
     axes[0][0].legend(fontsize=8)

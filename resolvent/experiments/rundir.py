@@ -75,7 +75,8 @@ class RunDir:
                 if holder > 0 and host == socket.gethostname() and _alive(holder):
                     raise RunInUseError(f"{self.path} is in use by process {holder} "
                                         f"({cmd[0].strip() or 'resolvent'}); wait for it to finish "
-                                        f"or stop it, then --resume") from None
+                                        f"or stop it, then --resume (if process {holder} is not that run, "
+                                        f"whose process was killed, delete {self.lock_path})") from None
                 self.lock_path.unlink(missing_ok=True)   # left by a process that is gone
                 continue
             with os.fdopen(fd, "w") as f:
@@ -92,7 +93,15 @@ class RunDir:
         """The configuration to run: the run's own when resuming (it wins over ``cfg``), else
         ``cfg``, refusing to overwrite a directory that already holds a run."""
         if resume:
-            return config_cls.from_dict(self.read_config())
+            d = self.read_config()
+            task = cfg.to_dict()["task"]
+            if isinstance(d, dict) and d.get("task", task) != task:
+                raise ValueError(f"{self.path} is {'an' if d['task'][0] in 'aeiou' else 'a'} {d['task']!r} run, "
+                                 f"not {task}: continue it with `resolvent {d['task']} --out {self.path} --resume`")
+            try:
+                return config_cls.from_dict(d)
+            except (TypeError, ValueError, AttributeError) as e:
+                raise CheckpointError(f"{self.config_path} is damaged: {type(e).__name__}: {e}") from None
         if self.config_path.exists():
             raise FileExistsError(f"{self.path} already holds a run; pass --resume to continue it "
                                   f"or choose another --out")
@@ -100,12 +109,24 @@ class RunDir:
 
     def previous_methods(self) -> dict:
         """The ``methods`` entry of an earlier results.json, or {}."""
+        return self.read_results().get("methods", {})
+
+    def read_results(self) -> dict:
+        """results.json, {} if there is none yet; a damaged one is named."""
         path = self.path / "results.json"
-        return json.loads(path.read_text()).get("methods", {}) if path.is_file() else {}
+        if not path.is_file():
+            return {}
+        try:
+            res = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as e:
+            raise CheckpointError(f"{path} is corrupt ({e}); move it away to rebuild it from the run") from None
+        if not isinstance(res, dict) or not isinstance(res.get("methods", {}), dict):
+            raise CheckpointError(f"{path} is not a resolvent results file; move it away to rebuild it")
+        return res
 
     def read_config(self) -> dict:
         if not self.config_path.is_file():
-            raise FileNotFoundError(f"{self.path} has no config.json: nothing to resume")
+            raise FileNotFoundError(f"{self.path} has no config.json: it is not a resolvent run directory")
         try:
             return json.loads(self.config_path.read_text())
         except json.JSONDecodeError as e:
@@ -129,11 +150,15 @@ class RunDir:
         if not self.metrics_path.is_file():
             return []
         rows = []
-        for line in self.metrics_path.read_text().splitlines():
+        for i, line in enumerate(self.metrics_path.read_text().splitlines(), 1):
             try:
-                rows.append(json.loads(line))
+                row = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut by a kill
+            if not isinstance(row, dict) or not isinstance(row.get("step"), int) or "method" not in row:
+                raise CheckpointError(f"{self.metrics_path} line {i} is not a metrics row ({line[:60]!r}); "
+                                      f"remove that line to continue")
+            rows.append(row)
         return rows
 
     def keep_metrics(self, keep) -> None:

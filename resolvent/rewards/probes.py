@@ -70,6 +70,8 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
     except KeyError as e:
         raise ValueError(f"{name} asked for {e}, which the {what} do not store; "
                          f"available: {sorted(features)}") from None
+    except Exception as e:  # noqa: BLE001 - the user's code: name it and what it raised
+        raise ValueError(f"{name} failed on the {what}: {type(e).__name__}: {e}") from None
     if values.shape != (n,):
         raise ValueError(f"{name} returned shape {tuple(values.shape)} on {n} {what}; "
                          f"expected ({n},), one value per transition")
