@@ -16,6 +16,7 @@ from minari.data_collector import EpisodeBuffer
 
 import resolvent
 from resolvent.cli import main
+from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.policies.td3 import shipped_dir
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -189,3 +190,141 @@ def test_dict_observations_and_mismatched_environment(pendulum, tmp_path):
     res = cli(*data_args("tests/test_reliability_cli.py:controller", "--env", "MountainCarContinuous-v0",
                          "--out", tmp_path / "b"))
     assert_error(res, "MountainCarContinuous-v0 has observations (2,)", "(3,)")
+
+
+# ---- 8-10, 14, 18: runs on a dataset of one's own ------------------------------------------
+
+@pytest.fixture(scope="module")
+def data_run(pendulum, tmp_path_factory):
+    out = tmp_path_factory.mktemp("data") / "run"
+    resolvent.fit(pendulum, controller, out=out, **FIT)
+    return out
+
+
+def test_rollout_of_a_dataset_run_and_a_negative_env_seed(data_run):
+    assert_error(cli("rollout", data_run, "--param", ".5"), "not an optimize run on a family")
+    assert_error(cli("rollout", data_run, "--param", ".5", "--env-seed", "-1"), "--env-seed must be >= 0")
+
+
+def test_damaged_run_files_are_named(data_run, tmp_path):
+    import shutil
+
+    run = tmp_path / "run"
+    shutil.copytree(data_run, run)
+    metrics = (run / "metrics.jsonl").read_text()
+    (run / "metrics.jsonl").write_text(metrics + "123\n")
+    assert_error(cli("plot", run), "metrics.jsonl line", "not a metrics row")
+    assert_error(cli("evaluate", "--out", run, "--resume"), "metrics.jsonl line")
+    (run / "metrics.jsonl").write_text(metrics)
+    meta = (run / "models" / "attention.json").read_text()
+    (run / "models" / "attention.json").write_text(meta.replace('"arch"', '"arch_"'))
+    with pytest.raises(resolvent.model.CheckpointError, match=r"attention.json .* is damaged \(KeyError"):
+        resolvent.load(run, "attention")
+    (run / "models" / "attention.json").write_text(meta)
+    config = (run / "config.json").read_text()
+    (run / "config.json").write_text(config.replace('"steps": 20', '"steps": "20"'))
+    assert_error(cli("evaluate", "--out", run, "--resume"), "config.json is damaged", "steps must be an integer")
+    (run / "config.json").write_text(config)
+    results = (run / "results.json").read_text()
+    (run / "results.json").write_text(results[:40])                       # truncated
+    assert_error(cli("evaluate", "--out", run, "--resume"), "results.json is corrupt")
+    (run / "results.json").write_text(results)
+    assert snapshot(run) == snapshot(data_run)
+
+
+def test_fit_checks_its_arguments_before_training(pendulum, data_run, tmp_path):
+    with pytest.raises(ValueError, match="'fqe' is the per-reward oracle"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "a", method="fqe", **FIT)
+    with pytest.raises(ValueError, match="steps must be an integer, got 99.9"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "b", **{**FIT, "steps": 99.9})
+    with pytest.raises(ValueError, match=r"unknown fit options \['learning_rate'\]"):
+        resolvent.fit(pendulum, controller, out=tmp_path / "c", learning_rate=1e-3, **FIT)
+    assert not any((tmp_path / k).exists() for k in "abc")
+    before = snapshot(data_run)
+    for change, message in (({"steps": 400}, r"differs in steps \(20, given 400\)"),
+                            ({"method": "sf"}, r"differs in methods \(\('attention',\), given \('sf',\)\)")):
+        with pytest.raises(ValueError, match=message):
+            resolvent.fit(pendulum, controller, out=data_run, resume=True, **{**FIT, **change})
+    with pytest.raises(ValueError, match="trained for another target policy"):
+        resolvent.fit(pendulum, lambda o: controller(o) * 0.5, out=data_run, resume=True, **FIT)
+    assert snapshot(data_run) == before
+    resolvent.fit(pendulum, controller, out=data_run, resume=True, **FIT)    # the same call again
+    resolvent.fit(pendulum, controller, out=data_run, resume=True, plot=False)   # or none of the options
+    assert snapshot(data_run).keys() == before.keys()
+
+
+def test_garbage_prior_is_rewritten_on_resume(pendulum, data_run, tmp_path):
+    import shutil
+
+    from resolvent.rewards import PriorStats
+
+    run = tmp_path / "run"
+    shutil.copytree(data_run, run)
+    good = PriorStats.load(run / "prior.npz")
+    (run / "prior.npz").write_bytes(b"garbage")
+    resolvent.fit(pendulum, controller, out=run, resume=True, plot=False)
+    back = PriorStats.load(run / "prior.npz")
+    np.testing.assert_array_equal(back.mean, good.mean)
+    np.testing.assert_array_equal(back.std, good.std)
+
+
+# ---- 11, 12, messages: options refused by name ----------------------------------------------
+
+def test_bad_options_are_refused_by_name(pendulum, tmp_path):
+    for lr in ("nan", "-1", "0", "inf"):
+        assert_error(cli("evaluate", "--lr", lr, *TINY, "--out", tmp_path / "a"), "lr (the learning rate)")
+    assert_error(cli("evaluate", "--seed", "-1", *TINY, "--out", tmp_path / "a"), "seed must be >= 0")
+    assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--dataset", "bogus",
+                                "--out", tmp_path / "a")), "dataset ('bogus')", "--dataset goes with a FAMILY")
+    assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--ref-actions", "half-policy",
+                                "--out", tmp_path / "a")), "half-policy")
+    assert not (tmp_path / "a").exists()
+
+
+def test_messages_name_what_the_folder_is(tmp_path):
+    import socket
+
+    from resolvent.experiments import OptimizeConfig, run_optimize
+
+    opt = tmp_path / "opt"
+    run_optimize(OptimizeConfig(steps=10, eval_every=10, checkpoint_every=10, seeds=1, m=16, eval_episodes=1,
+                                n_actions=3, methods=("maxout",)), opt)
+    assert_error(cli("evaluate", "--out", opt, "--resume"), "is an 'optimize' run, not evaluate",
+                 f"resolvent optimize --out {opt} --resume")
+    assert_error(cli("q", opt, "--theta0", ".5"), "is an optimize run", "rollout")
+    assert_error(cli("q", opt, "--theta0", ".5", "--points", "-3"), "--points must be >= 1")
+    for cmd in (["q", tmp_path, "--theta0", ".5"], ["plot", tmp_path]):
+        res = cli(*cmd)
+        assert_error(res, "not a resolvent run directory")
+        assert "resume" not in res.output
+    RunDir(opt).lock_path.write_text(f"1 {socket.gethostname()} resolvent optimize")   # PID 1: reused
+    assert_error(cli("optimize", "--out", opt, "--resume"), "in use by process 1", f"delete {opt}/run.lock")
+    RunDir(opt).lock_path.unlink()
+
+    # 15: a control model's policy refuses NaN and inf observations, as q_values does
+    policy = resolvent.load(opt, "maxout").policy(lambda f: -f["obs"][:, 2] ** 2)
+    assert policy(np.zeros(3, np.float32)).shape == (1,)
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match="non-finite value"):
+            policy(np.array([0.0, bad, 0.0], np.float32))
+
+
+# ---- 17: figures draw finished runs, and say when there are several ----------------------
+
+def test_figure_draws_the_finished_run_not_a_killed_one(tmp_path):
+    import json
+    import shutil
+
+    from resolvent.experiments.plots import find_runs
+
+    tiny = dict(steps=20, log_every=10, checkpoint_every=10, seeds=1, m=16, n_initial=4, n_train_rewards=4,
+                n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3, methods=("attention",))
+    run_evaluate(EvaluateConfig(**tiny), tmp_path / "b-finished", plot=False)
+    shutil.copytree(tmp_path / "b-finished", tmp_path / "c-killed")
+    res = json.loads((tmp_path / "c-killed" / "results.json").read_text())
+    res["methods"]["attention"]["steps"] = 10
+    (tmp_path / "c-killed" / "results.json").write_text(json.dumps(res))
+    assert find_runs(tmp_path) == {("pendulum-angle", "expert"): tmp_path / "b-finished"}
+    shutil.copytree(tmp_path / "b-finished", tmp_path / "a-finished")
+    with pytest.warns(UserWarning, match="2 finished evaluate runs of pendulum-angle / expert"):
+        assert find_runs(tmp_path)[("pendulum-angle", "expert")] == tmp_path / "b-finished"
