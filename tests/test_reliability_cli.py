@@ -5,6 +5,7 @@ import hashlib
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import gymnasium as gym
@@ -36,6 +37,9 @@ def snapshot(path: Path) -> dict:
 def controller(obs):
     """A Pendulum-v1 target policy: torque against the angular velocity."""
     return np.clip(-2.0 * np.asarray(obs)[:, 2:3], -2.0, 2.0).astype(np.float32)
+
+
+CONTROLLER = f"{Path(__file__)}:controller"
 
 
 @pytest.fixture(scope="module")
@@ -197,7 +201,7 @@ def test_dict_observations_and_mismatched_environment(pendulum, tmp_path):
 @pytest.fixture(scope="module")
 def data_run(pendulum, tmp_path_factory):
     out = tmp_path_factory.mktemp("data") / "run"
-    resolvent.fit(pendulum, controller, out=out, **FIT)
+    resolvent.fit(pendulum.spec.dataset_id, CONTROLLER, out=out, **FIT)
     return out
 
 
@@ -328,3 +332,51 @@ def test_figure_draws_the_finished_run_not_a_killed_one(tmp_path):
     shutil.copytree(tmp_path / "b-finished", tmp_path / "a-finished")
     with pytest.warns(UserWarning, match="2 finished evaluate runs of pendulum-angle / expert"):
         assert find_runs(tmp_path)[("pendulum-angle", "expert")] == tmp_path / "b-finished"
+
+
+# ---- the matrix widened: fit under kill -9, evaluate runs sharing an unbuilt dataset ----------
+
+def python_job(tmp_path, name: str, code: str, *args, **popen) -> subprocess.Popen:
+    """A Python process running ``code`` (with this repository importable) on ``args``."""
+    script = tmp_path / f"{name}.py"
+    script.write_text(f"import sys; sys.path.insert(0, {str(ROOT)!r})\n" + code)
+    return subprocess.Popen([sys.executable, str(script), *map(str, args)], **popen)
+
+
+def test_fit_killed_then_resumed_equals_an_uninterrupted_run(pendulum, tmp_path):
+    """kill -9 after a checkpoint, resume=True: the same metric rows, bit for bit (but the timings)."""
+    fit = dict(FIT, steps=200, log_every=20, checkpoint_every=20, n_initial=2)
+    out = tmp_path / "killed"
+    proc = python_job(tmp_path, "job", f"import resolvent\nfrom tests.test_reliability_cli import controller\n"
+                      f"resolvent.fit('tests/reliab-pendulum-v0', controller, out=sys.argv[1], **{fit!r})\n", out,
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    ckpt = out / "checkpoints" / "attention.ckpt"
+    while not ckpt.exists() and proc.poll() is None:
+        time.sleep(0.01)
+    proc.kill()
+    proc.wait()
+    assert proc.returncode == -9                                          # killed mid-run
+    resolvent.fit(pendulum, controller, out=out, resume=True, **fit)
+    resolvent.fit(pendulum, controller, out=tmp_path / "full", **fit)
+    rows = lambda p: [{k: v for k, v in r.items() if k != "seconds"} for r in RunDir(p).read_metrics()]  # noqa: E731
+    assert rows(out) == rows(tmp_path / "full") and rows(out)[-1]["step"] == 200
+    params = lambda p: (p / "models" / "attention.params").read_bytes()  # noqa: E731
+    assert params(out) == params(tmp_path / "full")
+
+
+def test_concurrent_evaluate_runs_needing_one_unbuilt_dataset(tmp_path):
+    """Two evaluate runs at once on a dataset not built yet: one builds it, the other waits; both finish."""
+    env = {**os.environ, "MINARI_DATASETS_PATH": str(tmp_path / "minari")}
+    tiny = dict(steps=20, log_every=10, checkpoint_every=10, seeds=1, m=16, n_initial=2, n_train_rewards=2,
+                n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-2, methods=("attention",),
+                dataset="medium", data_seed=4)
+    code = (f"from resolvent.experiments import EvaluateConfig, run_evaluate\n"
+            f"run_evaluate(EvaluateConfig(**{tiny!r}), sys.argv[1], plot=False)\n")
+    procs = [python_job(tmp_path, f"job{i}", code, tmp_path / f"r{i}", env=env, stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE, text=True) for i in range(2)]
+    errs = [p.communicate(timeout=600)[1] for p in procs]
+    for p, err in zip(procs, errs):
+        assert p.returncode == 0, err[-2000:]
+    assert any("waiting for another process building the dataset" in e for e in errs)
+    rows = [[r["test_mse"] for r in RunDir(tmp_path / f"r{i}").read_metrics()] for i in range(2)]
+    assert rows[0] == rows[1]                                              # the same dataset, the same run
