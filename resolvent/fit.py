@@ -45,6 +45,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     if methods is not None and methods and all(m == "fqe" for m in methods):
         raise ValueError("fit returns an operator model; 'fqe' is the per-reward oracle, which has none: "
                          "add an operator method (attention, linear, vanilla, sf)")
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
     if steps is not None and (isinstance(steps, bool) or not float(steps).is_integer()):
         raise ValueError(f"steps must be an integer, got {steps!r}")
     known = {f.name for f in fields(EvaluateConfig)} - {"family", "dataset", "data", "policy", "env", "probes",

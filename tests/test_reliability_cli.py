@@ -153,7 +153,7 @@ def test_policy_and_probe_files_that_do_not_run(pendulum, policy_file, tmp_path)
     ("def policy(o):\n    if len(o) != 64: raise TypeError('only batches of 64')\n    return -o[:, 2:3]\n",
      ("failed on observations of shape (256, 3)", "TypeError: only batches of 64", "pol.py:policy")),
     # a user's ValueError is said to come from the policy
-    ("def policy(o):\n    raise ValueError('no')\n", ("the policy", "failed on dataset observations", "no")),
+    ("def policy(o):\n    raise ValueError('no')\n", ("the policy", "failed on the dataset's observations", "no")),
     # 13: NaN on states past the first check's 64 (fast ones), met at next states or in the rollouts
     ("def policy(o):\n    return np.where(np.abs(o[:, 2:3]) > FAST, np.nan, -o[:, 2:3])\n",
      ("returned non-finite actions", "pol.py:policy")),
@@ -278,6 +278,7 @@ def test_bad_options_are_refused_by_name(pendulum, tmp_path):
     for lr in ("nan", "-1", "0", "inf"):
         assert_error(cli("evaluate", "--lr", lr, *TINY, "--out", tmp_path / "a"), "lr (the learning rate)")
     assert_error(cli("evaluate", "--seed", "-1", *TINY, "--out", tmp_path / "a"), "seed must be >= 0")
+    assert_error(cli("optimize", "--seed", "-1", "--out", tmp_path / "a"), "seed must be >= 0")
     assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--dataset", "bogus",
                                 "--out", tmp_path / "a")), "dataset ('bogus')", "--dataset goes with a FAMILY")
     assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--ref-actions", "half-policy",
@@ -295,8 +296,9 @@ def test_messages_name_what_the_folder_is(tmp_path):
                                 n_actions=3, methods=("maxout",)), opt)
     assert_error(cli("evaluate", "--out", opt, "--resume"), "is an 'optimize' run, not evaluate",
                  f"resolvent optimize --out {opt} --resume")
-    assert_error(cli("q", opt, "--theta0", ".5"), "is an optimize run", "rollout")
     assert_error(cli("q", opt, "--theta0", ".5", "--points", "-3"), "--points must be >= 1")
+    labelled = cli("q", opt, "--method", "maxout", "--theta0", ".5", "--points", "1")   # 16: not called an MSE
+    assert labelled.exit_code == 0 and "optimal Q" in labelled.output and "MSE" not in labelled.output
     for cmd in (["q", tmp_path, "--theta0", ".5"], ["plot", tmp_path]):
         res = cli(*cmd)
         assert_error(res, "not a resolvent run directory")
@@ -364,8 +366,10 @@ def test_fit_killed_then_resumed_equals_an_uninterrupted_run(pendulum, tmp_path)
     assert params(out) == params(tmp_path / "full")
 
 
+@pytest.mark.slow
 def test_concurrent_evaluate_runs_needing_one_unbuilt_dataset(tmp_path):
-    """Two evaluate runs at once on a dataset not built yet: one builds it, the other waits; both finish."""
+    """Two evaluate runs at once on a dataset not built yet: one builds it, the other waits; both finish.
+    (Slow: two processes, a 20k-transition dataset; the lock itself is checked fast by the `dataset` test.)"""
     env = {**os.environ, "MINARI_DATASETS_PATH": str(tmp_path / "minari")}
     tiny = dict(steps=20, log_every=10, checkpoint_every=10, seeds=1, m=16, n_initial=2, n_train_rewards=2,
                 n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-2, methods=("attention",),

@@ -223,11 +223,11 @@ def checked_policy(policy: Policy, obs: np.ndarray, action_dim: int, low=None, h
                              f"{o.shape}; the dataset's actions have shape (n, {action_dim})")
         if not np.all(np.isfinite(a)):
             bad = ~np.isfinite(a).all(1)
-            raise ValueError(f"{who} returned non-finite actions (NaN or inf) for {int(bad.sum())} of {len(o)} "
-                             f"{where}, e.g. at {o[np.argmax(bad)].tolist()}")
+            raise ValueError(f"{who} returned non-finite actions (NaN or inf) on {where} of shape {o.shape} "
+                             f"({int(bad.sum())} rows), e.g. at {o[np.argmax(bad)].tolist()}")
         return a
 
-    act(obs[: min(len(obs), 64)], "dataset observations")
+    act(obs[: min(len(obs), 64)], "the dataset's observations")
     if low is not None and high is not None:
         return lambda o: np.clip(act(o), low, high)
     return act

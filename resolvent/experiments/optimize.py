@@ -98,6 +98,13 @@ class OptimizeConfig:
             raise ValueError(f"steps ({self.steps}) must be a multiple of eval_every ({self.eval_every})")
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
+        for name in ("seed", "data_seed"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if not 0 < self.lr < float("inf"):
+            raise ValueError(f"lr (the learning rate) must be a finite number > 0, got {self.lr}")
+        if not 0 < self.tau <= 1:
+            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "OptimizeConfig":
