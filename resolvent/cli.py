@@ -271,6 +271,8 @@ def target(family, retrain, steps, seed, out, install):
     from resolvent.policies import load_target_policy, target_policy_info
     from resolvent.policies.td3 import check_steps, evaluate_target, shipped_dir, train_td3
 
+    if seed < 0:
+        fail(f"--seed must be >= 0, got {seed}")
     fam = get_family(family)
     if not retrain:
         given = [f"--{k}" for k, v in (("steps", steps is not None), ("out", out is not None),
@@ -308,6 +310,8 @@ def dataset(family, kind, seed, rebuild):
     """Build (or load) an offline dataset, stored in the Minari format."""
     from resolvent.data import dataset_id, load_transitions
 
+    if seed < 0:
+        fail(f"--seed must be >= 0, got {seed}")
     fam = get_family(family)
     try:
         data = load_transitions(fam, kind, seed, rebuild=rebuild)

@@ -279,6 +279,8 @@ def test_bad_options_are_refused_by_name(pendulum, tmp_path):
         assert_error(cli("evaluate", "--lr", lr, *TINY, "--out", tmp_path / "a"), "lr (the learning rate)")
     assert_error(cli("evaluate", "--seed", "-1", *TINY, "--out", tmp_path / "a"), "seed must be >= 0")
     assert_error(cli("optimize", "--seed", "-1", "--out", tmp_path / "a"), "seed must be >= 0")
+    assert_error(cli("dataset", "pendulum-angle", "--seed", "-1"), "--seed must be >= 0")
+    assert_error(cli("target", "pendulum-angle", "--retrain", "--seed", "-1"), "--seed must be >= 0")
     assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--dataset", "bogus",
                                 "--out", tmp_path / "a")), "dataset ('bogus')", "--dataset goes with a FAMILY")
     assert_error(cli(*data_args("tests/test_reliability_cli.py:controller", "--ref-actions", "half-policy",
@@ -306,6 +308,17 @@ def test_messages_name_what_the_folder_is(tmp_path):
     RunDir(opt).lock_path.write_text(f"1 {socket.gethostname()} resolvent optimize")   # PID 1: reused
     assert_error(cli("optimize", "--out", opt, "--resume"), "in use by process 1", f"delete {opt}/run.lock")
     RunDir(opt).lock_path.unlink()
+    holder = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])   # a PID reused
+    try:
+        lock = RunDir(tmp_path / "reused")
+        lock.path.mkdir()
+        lock.lock_path.write_text(f"{holder.pid} {socket.gethostname()} resolvent evaluate")
+        os.utime(lock.lock_path, (time.time() - 3600, time.time() - 3600))  # written before it started
+        with lock.writer():
+            assert lock.lock_path.read_text().startswith(f"{os.getpid()} ")   # taken over
+    finally:
+        holder.kill()
+        holder.wait()
 
     # 15: a control model's policy refuses NaN and inf observations, as q_values does
     policy = resolvent.load(opt, "maxout").policy(lambda f: -f["obs"][:, 2] ** 2)

@@ -30,6 +30,18 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _started_after(pid: int, when: float) -> bool:
+    """Whether process ``pid`` started after time ``when`` (so it is not the one that wrote a lock
+    then: its PID was reused); False where /proc cannot tell."""
+    try:
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime"))
+        return boot + ticks / os.sysconf("SC_CLK_TCK") > when + 1.0
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+
+
 class RunDir:
     """One experiment's directory, written so that a killed run loses at most one interval."""
 
@@ -72,7 +84,12 @@ class RunDir:
                     holder = int(pid)
                 except (OSError, ValueError):
                     holder, host, cmd = -1, "", [""]
-                if holder > 0 and host == socket.gethostname() and _alive(holder):
+                try:
+                    written = self.lock_path.stat().st_mtime
+                except OSError:
+                    written = float("inf")
+                if holder > 0 and host == socket.gethostname() and _alive(holder) \
+                        and not _started_after(holder, written):
                     raise RunInUseError(f"{self.path} is in use by process {holder} "
                                         f"({cmd[0].strip() or 'resolvent'}); wait for it to finish "
                                         f"or stop it, then --resume (if process {holder} is not that run, "
