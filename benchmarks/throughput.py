@@ -26,11 +26,13 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import jax
 import jax.numpy as jnp
 
 from resolvent.algorithms import FQEConfig, OperatorData, identity_encodings, make_initializer, make_trainer
 from resolvent.algorithms.fqe import make_parallel_trainer
+from resolvent.families import get_family
 from resolvent.operators import make_network
 
 B, M, R, HIDDEN, FEATURES = 256, 128, 32, (256, 256), 64
@@ -117,10 +119,6 @@ def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int, parall
 
 
 def family_dx(name: str) -> int:
-    import gymnasium as gym
-
-    from resolvent.families import get_family
-
     env = gym.make(get_family(name).env_id)
     return env.observation_space.shape[0] + env.action_space.shape[0]
 
@@ -129,7 +127,7 @@ def torch_reference(dx: int) -> float | None:
     if not REFERENCE.is_file():
         return None
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401 - optional: the reference runs only where torch is installed
     except ImportError:
         return None
     out = subprocess.run([sys.executable, str(REFERENCE), "--dx", str(dx), "--rewards", str(R)],

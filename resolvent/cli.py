@@ -12,6 +12,8 @@ import numpy as np
 
 from resolvent.families import FAMILIES, get_family
 
+# Each command imports what it runs inside its body, so that `resolvent --help` and a bad option
+# answer at once, without loading the experiments (flax, minari, matplotlib) or sbx/torch.
 FAMILY = click.Choice(sorted(FAMILIES))
 
 

@@ -80,5 +80,5 @@ def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
     meta = json.loads((tmp_path / "attention.json").read_text())
     meta["arch"]["dropout"] = 0.1
     (tmp_path / "attention.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match=r"unknown keys \['dropout'\]"):
+    with pytest.raises(CheckpointError, match=r"unknown architecture config keys \['dropout'\] in Arch"):
         resolvent.OperatorModel.load(tmp_path, "attention")

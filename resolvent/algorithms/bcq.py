@@ -37,7 +37,6 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from resolvent.algorithms.fqe import config_from_dict
 from resolvent.operators import MLP
 
 
@@ -53,10 +52,6 @@ class BCQConfig:
     lmbda: float = 0.75           # weight of the min in the clipped double-Q target (BCQ)
     n_samples: int = 10           # VAE actions per next state in the target (BCQ)
     eval_samples: int = 100       # VAE actions per state at action selection (BCQ)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "BCQConfig":
-        return config_from_dict(cls, d, "BCQ")
 
 
 class VAE(nn.Module):

@@ -20,12 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from resolvent.data.dataset import policy_hash
 from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_write_bytes
 from resolvent.paths import cache_dir
-from resolvent.policies import Actor
+from resolvent.policies.actor import Actor, policy_hash
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ rewards and the seeds).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict, dataclass, field, fields
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -31,8 +32,12 @@ from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, m
                                   make_predictor, make_trainer, ridge_weights)
 from resolvent.algorithms.fqe import init as fqe_init
 from resolvent.algorithms.fqe import train_chunk
+from resolvent.config import from_dict, to_dict
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
+from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
+from resolvent.envs import make_env
 from resolvent.evaluation import load_ground_truth, mse, r2
+from resolvent.experiments.plots import plot_mse
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
@@ -153,20 +158,14 @@ class EvaluateConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "EvaluateConfig":
-        known = {f.name for f in fields(cls)}
         legacy = {"gamma", "lr", "tau", "batch_size"}   # flat FQE keys of runs before the prior
-        unknown = set(d) - known - {"task"} - legacy
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
-        d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
-        if "fqe" in d:
-            fqe = FQEConfig.from_dict(d["fqe"])
-        else:   # a run made before the reward prior: the paper's prior, its own FQE values
-            fqe = dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d})
-        return cls(**{k: v for k, v in d.items() if k in known and k != "fqe"}, fqe=fqe)
+        d = {k: v for k, v in d.items() if k != "task"}
+        if "fqe" not in d:   # a run made before the reward prior: the paper's prior, its own FQE values
+            d["fqe"] = to_dict(dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d}))
+        return from_dict(cls, {k: v for k, v in d.items() if k not in legacy})
 
     def to_dict(self) -> dict:
-        return {"task": "evaluate", **asdict(self)}
+        return {"task": "evaluate", **to_dict(self)}
 
 
 Rewards = list[tuple[str, Callable]]   # named reward callables over the transition features
@@ -203,9 +202,6 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
     ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
     environment builds."""
-    from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
-    from resolvent.envs import make_env
-
     spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
     if policy is None:
         if cfg.policy is None:
@@ -226,8 +222,6 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
 
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
     """A short hash of a policy's actions on fixed dataset observations (its ground-truth cache tag)."""
-    import hashlib
-
     a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)
     return hashlib.sha256(np.round(a, 5).tobytes()).hexdigest()[:12]
 
@@ -528,8 +522,6 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
     runner, ``run_experiment``). ``source`` overrides what ``cfg`` names (a dataset object, a
     policy or rewards given in Python)."""
-    from resolvent.experiments.plots import plot_mse
-
     def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")

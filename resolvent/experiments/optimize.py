@@ -12,7 +12,7 @@ under the same rewards is the reference. Checkpoints, resume, inference models (
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
@@ -21,8 +21,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms import bcq, dqn
+from resolvent.config import from_dict, to_dict
 from resolvent.data import check_kind, load_transitions, reference_indices
 from resolvent.evaluation import actor_returns, episodic_returns
+from resolvent.experiments.plots import plot_returns
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
@@ -101,16 +103,12 @@ class OptimizeConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "OptimizeConfig":
-        known = {f.name for f in fields(cls)}
         if d.get("task", "optimize") != "optimize":
             raise ValueError(f"this is a {d['task']!r} run, not an optimize run")
-        unknown = set(d) - known - {"task"}
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in known})
+        return from_dict(cls, {k: v for k, v in d.items() if k != "task"})
 
     def to_dict(self) -> dict:
-        return {"task": "optimize", **asdict(self)}
+        return {"task": "optimize", **to_dict(self)}
 
 
 @dataclass
@@ -316,8 +314,6 @@ def inference_model(method: str, cfg: OptimizeConfig, p: ControlProblem, params)
 def run_optimize(cfg: OptimizeConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
     """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
     runner, ``run_experiment``)."""
-    from resolvent.experiments.plots import plot_returns
-
     def header(cfg: OptimizeConfig, p: ControlProblem, run: RunDir) -> dict:
         return {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize", "algorithm": p.algorithm,
                 "target_return": p.target_returns["original"],
