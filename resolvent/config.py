@@ -1,4 +1,8 @@
-"""Config dataclasses to and from plain dicts: a run's ``config.json``, a model's metadata.
+"""The config tree's shared parts: the TD hyper-parameters, and config dataclasses to and from
+plain dicts (a run's ``config.json``, a model's metadata).
+
+``TDConfig`` (gamma, lr, tau, batch_size) is declared once here; every temporal-difference
+learner's config (operator FQE, DQN, BCQ) and the optimize experiment's inherit it.
 
 ``to_dict(config)`` is the nested dict of a config dataclass (``dataclasses.asdict``).
 ``from_dict(cls, d)`` builds it back from what ``to_dict`` wrote or a json file holds, field
@@ -8,17 +12,47 @@ by field from the class's own annotations:
 - a tuple, at any depth (``tuple[tuple[float, ...], ...]``), from json's lists;
 - any other value as it is (the dataclass's ``__post_init__`` checks it).
 
-An unknown key is one ``ValueError`` naming the keys, the config and the keys it knows. A leaf
-module: it imports nothing of resolvent, so every layer may use it.
+An unknown key is one ``ValueError`` naming the keys, the config and the keys it knows.
+``narrow(cls, config)`` builds a smaller config from the fields a larger one shares with it.
+A leaf module: it imports nothing of resolvent, so every layer may use it.
 """
 from __future__ import annotations
 
 import dataclasses
 import types
 import typing
+from dataclasses import dataclass
 from typing import Any, Mapping, TypeVar
 
 C = TypeVar("C")
+
+
+@dataclass(frozen=True)
+class TDConfig:
+    """What every temporal-difference learner here shares (the paper's values, where it gives them)."""
+
+    gamma: float = 0.99          # discount factor (the paper does not state it; 0.99 is usual)
+    lr: float = 1e-3             # Adam learning rate
+    tau: float = 0.005           # Polyak rate alpha of the target networks
+    batch_size: int = 256        # transitions per step
+
+    def __post_init__(self):
+        if not 0 < self.gamma < 1:
+            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
+        if not self.lr > 0:
+            raise ValueError(f"lr must be > 0, got {self.lr}")
+        if not 0 < self.tau <= 1:
+            raise ValueError(f"tau must be in (0, 1], got {self.tau}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+
+
+def narrow(cls: type[C], config, **changes) -> C:
+    """``cls`` built from the fields of the dataclass ``config`` that ``cls`` declares too (an
+    experiment's config -> its algorithm's), then ``changes``."""
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in names}
+    return cls(**{**shared, **changes})
 
 
 def to_dict(config) -> dict:

@@ -32,7 +32,7 @@ from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.operators import make_network
+from resolvent.operators import MaxOutOperator, make_network
 from resolvent.rewards.probes import evaluate_reward
 
 Reward = Callable[[dict], jax.Array]
@@ -57,7 +57,7 @@ class Arch:
     hidden: tuple[int, ...]             # hidden layers of every MLP
     features: int                       # output features of f, g (per max-out copy), DeepONet
     n_basis: int = 0                    # successor features: basis size
-    heads: int = 8                      # max-out copies K
+    heads: int = MaxOutOperator.heads   # max-out copies K
     absorbing: bool = False             # attention: the absorbing-state slot
     vae_hidden: tuple[int, ...] = ()    # BCQ: VAE hidden layers
     actor_hidden: tuple[int, ...] = ()  # BCQ: perturbation actor hidden layers
@@ -75,8 +75,8 @@ class Control:
     low: tuple[float, ...]                        # action bounds
     high: tuple[float, ...]
     grid: tuple[tuple[float, ...], ...] = ()      # DQN: the action grid (A, da)
-    phi: float = 0.05                             # BCQ: largest perturbation (fraction of the bound)
-    eval_samples: int = 100                       # BCQ: VAE samples per state when acting
+    phi: float = bcq.BCQConfig.phi                # BCQ: largest perturbation (fraction of the bound)
+    eval_samples: int = bcq.BCQConfig.eval_samples  # BCQ: VAE samples per state when acting
 
     @classmethod
     def from_dict(cls, d: dict) -> "Control":

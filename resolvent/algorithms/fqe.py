@@ -30,23 +30,21 @@ import jax.numpy as jnp
 import optax
 from jax.sharding import Mesh, PartitionSpec
 
+from resolvent.config import TDConfig
 from resolvent.rewards import prior as reward_prior
 
 
 @dataclass(frozen=True)
-class FQEConfig:
-    """Hyper-parameters of operator FQE (the paper's, where it gives them)."""
+class FQEConfig(TDConfig):
+    """Hyper-parameters of operator FQE: the TD ones (gamma, lr, tau, batch_size), and these."""
 
-    gamma: float = 0.99          # discount factor (the paper does not state it; 0.99 is usual)
-    lr: float = 1e-3             # Adam learning rate
-    tau: float = 0.005           # Polyak rate alpha of the target network
-    batch_size: int = 256        # transitions per step
     prior: reward_prior.PriorConfig | None = None  # generic rewards drawn at every step, if generic
     reward_weighting: bool = False  # weigh each reward's error by 1 / its variance at the xi
     lr_schedule: str = "constant"  # constant, or cosine: decay to 0 over decay_steps
     decay_steps: int = 0         # the cosine schedule's length (an experiment sets its steps)
 
     def __post_init__(self):
+        super().__post_init__()
         if self.lr_schedule not in ("constant", "cosine"):
             raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: ['constant', 'cosine']")
 

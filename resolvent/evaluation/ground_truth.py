@@ -57,7 +57,7 @@ def horizon(gamma: float, tol: float) -> int:
     return int(math.ceil(math.log(tol) / math.log(gamma)))
 
 
-def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float = 0.99,
                          tol: float = 1e-5, seed: int = 0) -> GroundTruth:
     """Roll pi out from n initial (s0, a0), all in lockstep, for H steps."""
     h = horizon(gamma, tol)
@@ -91,7 +91,7 @@ def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma:
     return GroundTruth(obs0, action0, feats, alive, gamma)
 
 
-def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+def load_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float = 0.99,
                       tol: float = 1e-5, seed: int = 0, tag: str | None = None) -> GroundTruth:
     """The cached ground truth, or a fresh rollout stored in ``$RESOLVENT_HOME/ground_truth``.
 

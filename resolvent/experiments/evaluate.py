@@ -124,16 +124,10 @@ class EvaluateConfig:
                      "n_test_rewards", "n_initial", "sf_fit_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.fqe.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.fqe.batch_size}")
         if self.checkpoint_every % self.log_every:
             raise ValueError("checkpoint_every must be a multiple of log_every")
         if self.steps % self.log_every:
             raise ValueError(f"steps ({self.steps}) must be a multiple of log_every ({self.log_every})")
-        if not 0 < self.fqe.gamma < 1:
-            raise ValueError(f"gamma must be in (0, 1), got {self.fqe.gamma}")
-        if not 0 < self.fqe.tau <= 1:
-            raise ValueError(f"tau must be in (0, 1], got {self.fqe.tau}")
         if self.fqe.prior is None:
             raise ValueError("an evaluate run needs a reward prior (fqe.prior)")
         if self.absorbing not in ("auto", "on", "off"):

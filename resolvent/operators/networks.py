@@ -123,7 +123,7 @@ class MaxOutOperator(nn.Module):
     gamma: float = 0.99
     hidden: Sequence[int] = (256, 256)
     features: int = 64
-    heads: int = 8
+    heads: int = 8               # K (the paper's): the default of every config that sets it
 
     def setup(self):
         self.f = MLP(self.hidden, self.heads * self.features)
@@ -185,7 +185,7 @@ NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
 
 
 def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
-                 heads: int = 8, absorbing: bool = False):
+                 heads: int = MaxOutOperator.heads, absorbing: bool = False):
     """The network of ``method`` with the experiment's sizes (``heads``: max-out's K;
     ``absorbing``: the attention operator's absorbing-state slot)."""
     if method not in NETWORKS:
