@@ -378,7 +378,6 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     xi = p.xi                                                              # (m, dx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
-    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
     if name == "sf":
         basis = sf_basis(cfg, p)                                           # (d, n)
         network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, basis.shape[0])
@@ -388,6 +387,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         fit_basis = basis[:, p.fit_idx]                                    # (d, n_fit)
         enc = {s: ridge_weights(fit_basis, p.sets[s].fit_values, cfg.sf_ridge) for s in SETS}
     else:
+        network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
         keep = slice(None) if cfg.prior.family else slice(0)
         z_xi = reward_inputs(p.xi_features, p.extras)
         data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_train[keep], done=p.done, xi=xi,

@@ -29,10 +29,6 @@ class Actor:
     high: np.ndarray
 
     @property
-    def obs_dim(self) -> int:
-        return self.layers[0][0].shape[0]
-
-    @property
     def action_dim(self) -> int:
         return self.layers[-1][0].shape[1]
 
