@@ -1,6 +1,6 @@
 """Update-step throughput of every operator network, against a plain PyTorch reference.
 
-    python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3]
+    python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3] [--tiny]
 
 Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, the family's
 dimensions (dx = obs + action: Pendulum 3 + 1, HalfCheetah 17 + 6, Ant 105 + 8). Prints one
@@ -147,15 +147,21 @@ def main() -> None:
                     help="comma-separated seed counts; seeds train at once (vmapped), as in "
                          "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
+    ap.add_argument("--tiny", action="store_true",
+                    help="smoke sizes (2 steps, 1 rep, 1 seed, small matmuls, no torch reference): "
+                         "checks the script, not the numbers")
     args = ap.parse_args()
-    rate, layer_rate = matmul_rate(), layer_matmul_rate()
+    if args.tiny:
+        args.steps, args.reps, args.seeds = 2, 1, "1"
+    rate, layer_rate = (matmul_rate(128, 2), layer_matmul_rate(chain=2, reps=2)) if args.tiny \
+        else (matmul_rate(), layer_matmul_rate())
     print(json.dumps({"machine_matmul_gflops": round(rate / 1e9, 1),
                       "layer_matmul_gflops": round(layer_rate / 1e9, 1),
                       "layer": f"({B}, {HIDDEN[0]}) @ ({HIDDEN[0]}, {HIDDEN[0]})"}), flush=True)
     fractions: dict[tuple, dict[str, float]] = {}
     for family in args.family.split(","):
         dx = args.dx if args.dx is not None else family_dx(family)
-        flops, reference = attention_step_flops(dx), torch_reference(dx)
+        flops, reference = attention_step_flops(dx), None if args.tiny else torch_reference(dx)
         for method in args.methods.split(","):
             for seeds in (int(s) for s in args.seeds.split(",")):
                 for parallel in (False, True) if seeds == 1 and jax.local_device_count() > 1 else (False,):
