@@ -199,8 +199,9 @@ class KernelOperator(nn.Module):
         self.g = MLP(self.hidden, self.features)
         if self.kernel == "favor":
             self.omega = self.param("omega", nn.initializers.normal(1.0), (self.random_features, self.features))
+            self.log_radius = self.param("log_radius", nn.initializers.constant(0.5), ())
         if self.absorbing:
-            self.absorbing_key = self.param("absorbing_key", nn.initializers.zeros, (self.features,))
+            self.absorbing_key = self.param("absorbing_key", nn.initializers.normal(1.0), (self.features,))
 
     def _phi(self, u, rowwise: bool):
         """Positive random features of u (n, F): (n, M), up to a constant per row (``rowwise``) or
@@ -210,11 +211,20 @@ class KernelOperator(nn.Module):
         stab = jnp.max(proj, axis=-1, keepdims=True) if rowwise else jnp.max(proj)
         return jnp.exp(proj - jax.lax.stop_gradient(stab)) / jnp.sqrt(self.random_features)
 
+    def _scaled(self, u):
+        """Softmax kernel inputs: u / F^(1/4) (softmax); for favor u on a sphere of learned
+        radius, so that the random features' variance stays bounded (Choromanski et al.)."""
+        if self.kernel == "softmax":
+            return u / self.features ** 0.25
+        radius = jnp.exp(self.log_radius)
+        return radius * u / jnp.sqrt(jnp.sum(u ** 2, -1, keepdims=True) + 1e-6)
+
     def keys(self, xi):
         """The reference points' keys, the absorbing slot first: (m (+1), M) or (m (+1), F)."""
-        fx = self.f(xi) / self.features ** 0.25                                     # (m, F)
+        fx = self.f(xi)                                                             # (m, F)
         if self.absorbing:
             fx = jnp.concatenate([self.absorbing_key[None], fx], 0)                 # (1 + m, F)
+        fx = self._scaled(fx)
         return self._phi(fx, rowwise=False) if self.kernel == "favor" else fx
 
     def summary(self, keys, r_xi):
@@ -227,7 +237,7 @@ class KernelOperator(nn.Module):
 
     def answer(self, x, summary):
         """U[r](x) (b, R) from the summaries of the rewards."""
-        gx = self.g(x) / self.features ** 0.25                                      # (b, F)
+        gx = self._scaled(self.g(x))                                                # (b, F)
         if self.kernel == "favor":
             num, den = summary                                                      # (R, M) (M,)
             q = self._phi(gx, rowwise=True)                                         # (b, M)
