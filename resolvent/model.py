@@ -61,6 +61,7 @@ class Arch:
     heads: int = 8                      # max-out copies K
     absorbing: bool = False             # attention, favor, pi-attention: the absorbing-state slot
     random_features: int = 256          # favor: positive random features M
+    kernel_heads: int = 4               # favor, pi-attention: kernels in the occupancy's mixture
     vae_hidden: tuple[int, ...] = ()    # BCQ: VAE hidden layers
     actor_hidden: tuple[int, ...] = ()  # BCQ: perturbation actor hidden layers
 
@@ -120,7 +121,7 @@ class OperatorModel:
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
                                     self.arch.n_basis, self.arch.heads, self.arch.absorbing,
-                                    self.arch.random_features)
+                                    self.arch.random_features, self.arch.kernel_heads)
         self.scored_under_policy = NETWORKS[self.method].encoding == "policy"
         self._check_params()
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))

@@ -103,6 +103,7 @@ class EvaluateConfig:
     n_refs: int = 256                  # policy encoding: fresh reference states per training step
     ref_pool: int = 20_000             # policy encoding: reference states a reward is encoded over
     random_features: int = 256         # favor: positive random features M
+    kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
     fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
 
@@ -125,7 +126,8 @@ class EvaluateConfig:
         if dup:
             raise ValueError(f"methods listed twice: {dup}")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",
-                     "n_test_rewards", "n_initial", "sf_fit_points", "n_refs", "ref_pool", "random_features"):
+                     "n_test_rewards", "n_initial", "sf_fit_points", "n_refs", "ref_pool", "random_features",
+                     "kernel_heads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.fqe.batch_size < 1:
@@ -442,7 +444,7 @@ def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     (favor, pi-attention) or ``fb``, scored with rewards encoded over the reference pool."""
     refs = p.pi
     network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing,
-                           random_features=cfg.random_features)
+                           random_features=cfg.random_features, kernel_heads=cfg.kernel_heads)
     fqe = run_fqe(cfg)
     keep = slice(None) if cfg.prior.family else slice(0)
     r_train = refs.values["train"][keep]                                   # (R, n) pi-scored
@@ -533,7 +535,7 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
         method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
         arch=Arch(hidden=tuple(cfg.hidden), features=cfg.features, n_basis=n_basis,
                   absorbing=p.absorbing and name in ("attention", "favor", "pi-attention"),
-                  random_features=cfg.random_features),
+                  random_features=cfg.random_features, kernel_heads=cfg.kernel_heads),
         params=params, xi_features=p.pi.pool_features if policy else p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
         onestep=p.pi.model if policy else None,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
