@@ -19,12 +19,15 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from resolvent.cli import main
 from resolvent.experiments import RunDir
 from resolvent.experiments.report import interval_estimates, iqm, report
-from resolvent.experiments.sweep import parse_spec, run_state, run_sweep
+from resolvent.experiments.sweep import parse_spec, run_one, run_state, run_sweep
 
 TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
         "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
         "n_train_rewards": 8, "n_test_rewards": 4}
 SPEC = {"task": "evaluate", "seeds": 2, "fixed": TINY}
+OPT_TINY = {"family": "pendulum-angle", "dataset": "replay", "methods": ["maxout", "vanilla"], "steps": 20,
+            "eval_every": 10, "checkpoint_every": 10, "m": 16, "n_train_rewards": 8, "hidden": [16], "features": 8,
+            "heads": 2, "eval_episodes": 2, "n_return_rewards": 2, "batch_size": 32}
 
 
 def rows(path):
@@ -210,3 +213,18 @@ def test_iqm_of_known_arrays():
     assert float(again[1][0]) == float(lo[0]) and float(again[2][0]) == float(hi[0])   # seeded: the same
     curve = interval_estimates({"s": scores}, reps=500)["s"]
     assert curve[0].shape == curve[1].shape == (7,) and np.all(curve[1] <= curve[0]) and np.all(curve[0] <= curve[2])
+
+
+def test_report_of_an_optimize_sweep_draws_the_opi_figure(tmp_path):
+    grid = parse_spec({"task": "optimize", "seeds": 2, "fixed": OPT_TINY}, out=tmp_path)
+    for run in grid.runs:                      # the sweep's task, here in-process
+        assert run_one("optimize", run.config.to_dict(), str(run.path)) is False
+    (tmp_path / "sweep.json").write_text(json.dumps(grid.manifest()))
+    written = report(tmp_path, reps=300)
+    assert set(written) == {"report.md", "report.csv", "opi.png"}
+    got = {(r["method"], r["metric"]): r for r in csv.DictReader(written["report.csv"].open())}
+    assert set(got) == {(m, k) for m in ("maxout", "vanilla") for k in ("return", "test_return")}
+    res = [json.loads((r.path / "results.json").read_text())["methods"]["maxout"] for r in grid.runs]
+    assert float(got[("maxout", "return")]["iqm"]) == pytest.approx(np.mean([r["return"][0] for r in res]))
+    tests = [np.mean([v[0] for v in r["test_returns"].values()]) for r in res]
+    assert float(got[("maxout", "test_return")]["iqm"]) == pytest.approx(np.mean(tests))
