@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
 from resolvent.experiments.rundir import RunDir
+from resolvent.io import atomic_write_bytes
 
 TASKS = {"evaluate": (EvaluateConfig, run_evaluate), "optimize": (OptimizeConfig, run_optimize)}
 SPEC_KEYS = ("task", "out", "seeds", "fixed", "axes", "grid")
@@ -260,7 +261,7 @@ def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | No
     Returns {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
     states = {r.path: run_state(r) for r in sweep.runs}
     sweep.out.mkdir(parents=True, exist_ok=True)
-    (sweep.out / "sweep.json").write_text(json.dumps(sweep.manifest(), indent=2) + "\n")
+    atomic_write_bytes(sweep.out / "sweep.json", (json.dumps(sweep.manifest(), indent=2) + "\n").encode())
     todo = [r for r in sweep.runs if states[r.path] != "done"]
     summary = {"skipped": [str(r.path) for r in sweep.runs if states[r.path] == "done"],
                "ran": [], "resumed": [], "failed": {}}
