@@ -54,9 +54,14 @@ def interval_estimates(scores: dict[str, np.ndarray], reps: int = 2000, seed: in
     rliable's percentile intervals (95%) from a stratified bootstrap of ``reps`` samples."""
     if not scores:
         return {}
-    with warnings.catch_warnings():   # rliable hands arch its RandomState the way arch deprecates
-        warnings.simplefilter("ignore", FutureWarning)
-        point, ci = rly.get_interval_estimates(scores, iqm, reps=reps, random_state=np.random.RandomState(seed))
+    outer = np.random.get_state()   # rliable 1.2 draws its resamples from NumPy's global generator
+    np.random.seed(seed)            # (its random_state does not reach them): seeded here, then restored
+    try:
+        with warnings.catch_warnings():   # rliable hands arch its RandomState the way arch deprecates
+            warnings.simplefilter("ignore", FutureWarning)
+            point, ci = rly.get_interval_estimates(scores, iqm, reps=reps, random_state=np.random.RandomState(seed))
+    finally:
+        np.random.set_state(outer)
     return {k: (point[k], ci[k][0], ci[k][1]) for k in scores}
 
 
