@@ -32,12 +32,15 @@ from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, m
                                   make_predictor, make_trainer, ridge_weights)
 from resolvent.algorithms.fqe import init as fqe_init
 from resolvent.algorithms.fqe import train_chunk
+from resolvent.algorithms import fb, policy_fqe
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.config import from_dict, to_dict
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
 from resolvent.envs import make_env
 from resolvent.evaluation import load_ground_truth, mse, r2
 from resolvent.experiments.plots import plot_mse
+from resolvent.experiments.policy_refs import PolicyRefs, first_step_values, policy_refs
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
@@ -49,7 +52,7 @@ from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_re
 from resolvent.rewards.probes import evaluate_reward
 
 OPERATORS = ("attention", "linear", "vanilla", "sf")
-METHODS = OPERATORS + ("fqe",)
+METHODS = tuple(k for k, v in NETWORKS.items() if not v.control)   # every evaluation network, fqe included
 SETS = ("train", "test", "probe")
 REF_ACTIONS = ("data", "half-policy")
 
@@ -101,6 +104,12 @@ class EvaluateConfig:
     sf_generic_basis: int = 96         # generic rewards added to SF's basis under a generic prior
     absorbing: str = "auto"            # attention's absorbing-state slot: on, off, or auto (on for a
     #                                    dataset of one's own whose episodes terminate)
+    n_refs: int = 256                  # policy encoding: fresh reference states per training step
+    ref_pool: int = 20_000             # policy encoding: reference states a reward is encoded over
+    random_features: int = 256         # favor: positive random features M
+    kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
+    fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
+    onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
 
     def __post_init__(self):
         if self.data is None:
@@ -121,7 +130,8 @@ class EvaluateConfig:
         if dup:
             raise ValueError(f"methods listed twice: {dup}")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",
-                     "n_test_rewards", "n_initial", "sf_fit_points"):
+                     "n_test_rewards", "n_initial", "sf_fit_points", "n_refs", "ref_pool", "random_features",
+                     "kernel_heads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.checkpoint_every % self.log_every:
@@ -253,6 +263,7 @@ class Problem:
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
     absorbing: bool = False      # attention's absorbing-state slot
+    pi: PolicyRefs | None = None  # rewards scored under the target policy (policy encoding)
 
     @property
     def r_train(self) -> jax.Array:
@@ -290,6 +301,10 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
                          f"points do not have; use ref_actions='data'")
     z_raw = reward_inputs(features, src.spec.extras)
+    pi = None
+    if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
+        pi = policy_refs(features, next_actions, x_mean, x_std, src.rewards, src.spec.extras, cfg.onestep,
+                         cfg.ref_pool, cfg.seed)
     return Problem(
         source=src, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),
@@ -299,7 +314,7 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         y=None if gt is None else norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
         prior_stats=PriorStats.fit(z_raw, src.spec.extras), z_raw=z_raw,
         absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
-                                            and bool(np.any(data["terminated"]))))
+                                            and bool(np.any(data["terminated"]))), pi=pi)
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:
@@ -378,6 +393,8 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     xi = p.xi                                                              # (m, dx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
+    if NETWORKS[name].encoding == "policy":
+        return policy_method(name, cfg, p)
     if name == "sf":
         basis = sf_basis(cfg, p)                                           # (d, n)
         network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, basis.shape[0])
@@ -404,6 +421,41 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     return Method(name, network, data, make_initializer(network, fqe),
                   make_trainer(network, fqe, cfg.log_every), predict,
                   None if fit_basis is None else np.asarray(fit_basis))
+
+
+def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
+    """A method of the ``policy`` encoding: G[r] = r + gamma U[r], U trained by ``policy_fqe``
+    (favor, pi-attention) or ``fb``, scored with rewards encoded over the reference pool."""
+    refs = p.pi
+    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing,
+                           random_features=cfg.random_features, kernel_heads=cfg.kernel_heads)
+    fqe = run_fqe(cfg)
+    keep = slice(None) if cfg.prior.family else slice(0)
+    r_train = refs.values["train"][keep]                                   # (R, n) pi-scored
+    data = OperatorData(x=p.x, xn=p.xn, rewards=r_train, done=p.done, xi=p.xn[:cfg.n_refs],
+                        enc=r_train[:, :cfg.n_refs], prior=p.prior_stats.data(refs.z, refs.z[:1]))
+    if name == "fb":
+        loss_fn = fb.make_loss(cfg.fb_ortho)
+        fqe = dataclasses.replace(fqe, prior=None)                         # FB trains on no reward
+    else:
+        loss_fn = policy_fqe.make_loss(cfg.n_refs)
+    predictor = make_predictor(network)
+    pool_x = p.xn[refs.pool]                                               # (N, dx)
+    first = {}
+    if p.y is not None:
+        y_obs, y_act = np.asarray(p.source.gt.obs0), np.asarray(p.source.gt.action0)
+        first = {s: first_step_values(refs.model, p.source.rewards[s], y_obs, y_act, "initial points")
+                 for s in SETS}                                            # (R, n_init)
+    pool_values = {s: refs.values[s][:, refs.pool] if s == "train" else refs.values[s] for s in SETS}
+
+    def predict(params):
+        if p.y is None:
+            return {}
+        return {s: first[s][None] + cfg.gamma * jnp.swapaxes(predictor(params, p.y, pool_x, pool_values[s]), 1, 2)
+                for s in SETS if len(p.sets[s])}                           # (S, R, n_init)
+
+    return Method(name, network, data, make_initializer(network, fqe),
+                  make_trainer(network, fqe, cfg.log_every, loss_fn), predict)
 
 
 def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
@@ -462,11 +514,14 @@ def score(pred: dict, p: Problem) -> dict:
 
 def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, params) -> OperatorModel:
     n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
+    policy = NETWORKS[name].encoding == "policy"
     return OperatorModel(
         method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
         arch=Arch(hidden=tuple(cfg.hidden), features=cfg.features, n_basis=n_basis,
-                  absorbing=p.absorbing and name == "attention"),
-        params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
+                  absorbing=p.absorbing and name in ("attention", "favor", "pi-attention"),
+                  random_features=cfg.random_features, kernel_heads=cfg.kernel_heads),
+        params=params, xi_features=p.pi.pool_features if policy else p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
+        onestep=p.pi.model if policy else None,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)
 
