@@ -34,7 +34,7 @@ from resolvent.config import from_dict
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
 from resolvent.operators import NETWORKS, MaxOutOperator, make_network
-from resolvent.rewards.probes import evaluate_reward
+from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
 
@@ -281,28 +281,6 @@ class OperatorModel:
                    x_mean=arrays["x_mean"], x_std=arrays["x_std"],
                    fit_features=pick("fit_") or None, basis=arrays.get("basis"),
                    ridge=meta.get("ridge", 1e-3), control=control, onestep=onestep_model.from_arrays(arrays))
-
-
-class _Reads(dict):
-    """A features dict that records which keys a reward reads."""
-
-    def __init__(self, features):
-        super().__init__(features)
-        self.read: set = set()
-
-    def __getitem__(self, key):
-        self.read.add(key)
-        return super().__getitem__(key)
-
-
-def reads(reward: Reward, features: dict) -> set:
-    """The keys of ``features`` that ``reward`` reads (all of them if it fails on two rows)."""
-    probe = _Reads({k: jnp.asarray(np.asarray(v)[:2]) for k, v in features.items()})
-    try:
-        reward(probe)
-    except Exception:  # noqa: BLE001 - evaluate_reward reports the reward's own error later
-        return set(features)
-    return probe.read
 
 
 class Policy:

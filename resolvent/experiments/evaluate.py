@@ -49,7 +49,7 @@ from resolvent.model import Arch, OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
-from resolvent.rewards.probes import evaluate_reward
+from resolvent.rewards.probes import evaluate_reward, reads
 
 OPERATORS = ("attention", "linear", "vanilla", "sf")
 METHODS = tuple(k for k, v in NETWORKS.items() if not v.control)   # every evaluation network, fqe included
@@ -296,6 +296,8 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     fit_idx = np.sort(np.random.default_rng(cfg.seed + 1).choice(n, min(n, cfg.sf_fit_points), replace=False))
     norm = lambda z: jnp.asarray((z - x_mean) / x_std, jnp.float32)  # noqa: E731
     xi_features = reference_features(features, ref_idx, cfg.ref_actions, actor)
+    if cfg.ref_actions == "half-policy":   # probes of next quantities cannot be encoded at pi's actions
+        src.rewards["probe"] = [(k, r) for k, r in src.rewards["probe"] if reads(r, features) <= {"obs", "action"}]
     sets = {s: reward_set(src.rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}
     if not all(bool(jnp.all(jnp.isfinite(sets[k].xi_values))) for k in ("train", "test")):
         raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
