@@ -68,7 +68,7 @@ def main() -> None:
         times.append(time.perf_counter() - t0)
     zs_seconds = statistics.median(times[1:])
     q0 = model.q_values(reward, *initial_points(p, model))
-    zs_mse = float(np.mean((q0 - np.asarray(p.sets["test"].truth[0])) ** 2))
+    zs_mse = float(np.mean((q0 - np.asarray(p.sets["test"].truth["reset"][0])) ** 2))
     print(json.dumps({"what": "zero_shot", "family": cfg.family, "dataset": cfg.dataset,
                       "reward": f"{p.family.param_name}={param:.3f}", "pairs": len(idx),
                       "seconds": round(zs_seconds, 5), "mse": round(zs_mse, 3)}), flush=True)
@@ -96,7 +96,7 @@ def main() -> None:
 
 def initial_points(p, model):
     """The ground-truth initial points (s0, a0) in raw units."""
-    x = np.asarray(p.y) * p.x_std + p.x_mean
+    x = np.asarray(p.points["reset"]) * p.x_std + p.x_mean
     ds = model.xi_features["obs"].shape[1]
     return x[:, :ds], x[:, ds:]
 

@@ -605,13 +605,13 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")
-        if cfg.trust_report:
-            trust_truth(cfg, p, run)
+        oracle = trust_truth(cfg, p, run) if cfg.trust_report else {}
         return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
                 "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
                 "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
                 "eval_points": {k: len(v) for k, v in p.points.items()},
-                **({"heldout_rewards": p.sets["heldout"].names} if cfg.trust_report else {})}
+                **({"heldout_rewards": p.sets["heldout"].names} if cfg.trust_report else {}),
+                **({"trust_oracle": oracle} if oracle else {})}
 
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
         return {"auto": choose_method(results["methods"], AUTO_CANDIDATES)} if cfg.auto else {}
@@ -620,13 +620,16 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                           plot_evaluate if plot else None, finish)
 
 
-def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> None:
+def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
     """The trust report's truth: per-reward FQE (one seed) on the held-out rewards, its answer at
-    the trust points stored as their ``trust`` truth."""
+    the trust points stored as their ``trust`` truth. Returns the oracle's own accuracy where
+    Monte-Carlo truth exists (``data_heldout_r2``, ...; {} without truth)."""
     oracle = fqe_oracle(cfg, p, p.xi, answers="heldout")
     params = train_oracle(run, oracle, cfg.seed, cfg.steps, cfg.log_every, cfg.checkpoint_every)
-    q = oracle.predict(params)["heldout"][0]                               # (H, n_all)
-    p.sets["heldout"].truth["trust"] = p.split(q)["trust"]                 # (H, n_trust)
+    q = oracle.predict(params)["heldout"]                                  # (1, H, n_all)
+    own = {k: float(v[0]) for k, v in score({"heldout": q}, p).items() if not k.endswith("_each")}
+    p.sets["heldout"].truth["trust"] = p.split(q[0])["trust"]              # (H, n_trust)
+    return own
 
 
 def save_predictions(run: RunDir, name: str, pred: dict, p: Problem) -> None:
