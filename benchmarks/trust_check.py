@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.evaluation.metrics import spearman
+from resolvent.experiments.trust import median_rel_rmse
 
 TRUTH = [("heldout", "data_", "held-out, dataset pts"), ("heldout", "traj_", "held-out, trajectory pts"),
          ("test", "data_", "test, dataset pts"), ("test", "traj_", "test, trajectory pts"),
@@ -23,31 +24,34 @@ TRUTH = [("heldout", "data_", "held-out, dataset pts"), ("heldout", "traj_", "he
 
 def table(run: Path) -> str:
     res = json.loads((run / "results.json").read_text())
-    methods = {m: r for m, r in res["methods"].items() if "trust_r2_each" in r}
-    trust = {m: float(np.median([np.mean(v) for v in r["trust_r2_each"].values()])) for m, r in methods.items()}
+    methods = {m: r for m, r in res["methods"].items() if "trust_rel_rmse" in r}
+    names = list(methods)
+    trust_r2 = np.array([np.median([np.mean(v) for v in methods[m]["trust_r2_each"].values()]) for m in names])
+    trust_rel = np.array([median_rel_rmse(methods[m]) or float(np.mean(methods[m]["trust_rel_rmse"]))
+                          for m in names])
     cols = [(f"{p}{s}_rel_rmse", name) for s, p, name in TRUTH
             if all(f"{p}{s}_rel_rmse" in r for r in methods.values())]
-    lines = [f"{res['family'] or 'data'} / {res['dataset']}: trust report against the truth (relative RMSE, lower is "
-             f"better; the trust report's median R^2 against per-reward FQE, higher is better)", "",
-             "| method | trust: median R^2 vs FQE | trust: rel. RMSE vs FQE | "
+    true = {k: np.array([np.mean(methods[m][k]) for m in names]) for k, _ in cols}
+    lines = ["| method | trust: median R^2 vs FQE | trust: rel. RMSE vs FQE | "
              + " | ".join(f"true rel. RMSE, {name}" for _, name in cols) + " |",
              "|---|---|---|" + "---|" * len(cols)]
-    for m, r in methods.items():
-        lines.append(f"| {m} | {trust[m]:.3f} | {np.mean(r['trust_rel_rmse']):.3f} | "
-                     + " | ".join(f"{np.mean(r[k]):.3f}" for k, _ in cols) + " |")
+    for i, m in enumerate(names):
+        lines.append(f"| {m} | {trust_r2[i]:.3f} | {trust_rel[i]:.3f} | "
+                     + " | ".join(f"{true[k][i]:.3f}" for k, _ in cols) + " |")
     oracle = res.get("trust_oracle", {})
     if oracle:
         lines.append("| per-reward FQE (the trust report's reference) | - | - | "
                      + " | ".join(f"{oracle[k]:.3f}" if k in oracle else "-" for k, _ in cols) + " |")
-    order = np.array([trust[m] for m in methods])
-    agree = [float(spearman(order, -np.array([np.mean(methods[m][k]) for m in methods]))) for k, _ in cols]
-    lines.append("| rank agreement (Spearman across methods) | | | " + " | ".join(f"{a:.2f}" for a in agree) + " |")
-    pick = max(trust, key=trust.get)
-    for k, name in cols:
-        best = min(np.mean(r[k]) for r in methods.values())
-        lines.append(f"- {name}: the trust report's pick {pick} has true rel. RMSE {np.mean(methods[pick][k]):.3f}, "
-                     f"the best method {best:.3f} ({np.mean(methods[pick][k]) / best - 1:+.0%})")
-    return "\n".join(lines)
+    for label, score in (("median R^2", trust_r2), ("rel. RMSE", -trust_rel)):
+        lines.append(f"| rank agreement with the truth, trust by {label} (Spearman across methods) | | | "
+                     + " | ".join(f"{float(spearman(score, -true[k])):.2f}" for k, _ in cols) + " |")
+    pick = names[int(np.argmin(trust_rel))]
+    lines.append("")
+    lines += [f"- {name}: the trust report's pick, {pick}, has true rel. RMSE {true[k][names.index(pick)]:.3f}; "
+              f"the best method's is {true[k].min():.3f} ({true[k][names.index(pick)] / true[k].min() - 1:+.0%})"
+              for k, name in cols]
+    return "\n".join([f"{res['family'] or 'data'} / {res['dataset']}: the trust report against the truth "
+                      f"(relative RMSE: lower is better)", ""] + lines)
 
 
 def main() -> None:

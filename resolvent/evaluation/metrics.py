@@ -80,12 +80,12 @@ def score_points(pred, truth) -> dict[str, np.ndarray]:
     """Every metric of predictions ``pred`` (S, R, n) (seeds, rewards, points) against ``truth``
     (R, n): per seed, the point metrics averaged over rewards (``mse``, ``r2``, ``rel_rmse``,
     ``spearman``, each (S,)), the DOPE trio over the rewards' values (with R >= 2, each (S,)),
-    and ``r2_each`` (R, S)."""
+    and per reward ``r2_each``, ``rel_rmse_each`` (R, S)."""
     pred, truth = np.asarray(pred, np.float64), np.asarray(truth, np.float64)
     per = {"mse": mse(pred, truth), "r2": r2(pred, truth), "rel_rmse": rel_rmse(pred, truth),
            "spearman": spearman(pred, np.broadcast_to(truth, pred.shape))}          # each (S, R)
     out = {k: v.mean(1) for k, v in per.items()}
     if truth.shape[0] >= 2:
         out.update(dope(pred.mean(-1), np.broadcast_to(truth.mean(-1), pred.shape[:2])))
-    out["r2_each"] = per["r2"].T
+    out["r2_each"], out["rel_rmse_each"] = per["r2"].T, per["rel_rmse"].T
     return out

@@ -528,7 +528,7 @@ def score(pred: dict, p: Problem) -> dict:
     kind where it has truth: {"test_mse": (S,), "test_r2": (S,), "test_rel_rmse": (S,), ...} at
     the reset points, ``traj_test_r2``, ``data_test_r2``, ... at the others, ``trust_r2``, ...
     of the held-out rewards against per-reward FQE; per probe reward ``probe_r2_each`` (P, S),
-    per held-out reward ``trust_r2_each`` (H, S)."""
+    per held-out reward ``trust_r2_each``, ``trust_rel_rmse_each`` (H, S)."""
     out = {}
     for s, q in pred.items():                                              # q (S, R, n_all)
         for kind, qk in p.split(q).items():                                # qk (S, R, n_k)
@@ -537,9 +537,11 @@ def score(pred: dict, p: Problem) -> dict:
                 continue
             m = score_points(qk, truth)
             head = "trust_" if kind == "trust" else f"{PREFIX[kind]}{s}_"
-            out.update({head + k: v for k, v in m.items() if k != "r2_each"})
-            if (s, kind) in (("probe", "reset"), ("heldout", "trust")):
-                out[head + "r2_each"] = m["r2_each"]
+            out.update({head + k: v for k, v in m.items() if not k.endswith("_each")})
+            if (s, kind) == ("probe", "reset"):
+                out["probe_r2_each"] = m["r2_each"]
+            if kind == "trust":
+                out.update(trust_r2_each=m["r2_each"], trust_rel_rmse_each=m["rel_rmse_each"])
     return out
 
 
@@ -587,7 +589,7 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
     scores = last.get("scores") or score(method.predict(state.params), p)
     save_predictions(run, name, method.predict(state.params), p)
     entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
-    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout")):
+    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
         if key in scores:
             entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
     if last.get("loss") is not None:

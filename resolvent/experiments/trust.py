@@ -10,9 +10,10 @@ hyper-parameters, one seed), and every method's answer for those rewards is comp
 Where truth exists the same held-out rewards are also scored against it (``heldout_r2``, ...),
 which is how the report itself is checked (results/README.md).
 
-``method="auto"`` trains the candidates and keeps the one of best agreement: the highest median
-over held-out rewards of the R^2 against the oracle (a median, so that one reward whose FQE
-answer barely varies over the dataset cannot decide alone).
+``method="auto"`` trains the candidates and keeps the one of best agreement: the lowest median
+over held-out rewards of the relative RMSE against the oracle (a median, so that one reward
+whose FQE answer is near 0 cannot decide alone). Relative RMSE, not R^2: on Pendulum it orders
+the methods as the truth does where R^2 against the oracle does not (results/README.md).
 """
 from __future__ import annotations
 
@@ -58,19 +59,23 @@ def train_oracle(run: RunDir, method, seed: int, steps: int, every: int, checkpo
     return state.params
 
 
+def median_rel_rmse(entry: dict) -> float | None:
+    """A method's median over held-out rewards of its relative RMSE against the oracle (mean
+    over seeds), from its results.json entry (None without the trust report)."""
+    each = entry.get("trust_rel_rmse_each")
+    return float(np.median([np.mean(v) for v in each.values()])) if each else None
+
+
 def choose_method(methods: dict, candidates: tuple[str, ...]) -> dict:
-    """``{"chosen", "why", "median_trust_r2"}`` from results.json's ``methods`` entries: the
-    candidate with the highest median over held-out rewards of its R^2 against the oracle."""
-    scores = {}
-    for m in candidates:
-        each = methods.get(m, {}).get("trust_r2_each")
-        if each:
-            scores[m] = float(np.median([np.mean(v) for v in each.values()]))
+    """``{"chosen", "why", "median_trust_rel_rmse"}`` from results.json's ``methods`` entries:
+    the candidate with the lowest median relative RMSE against the oracle on held-out rewards."""
+    scores = {m: median_rel_rmse(methods[m]) for m in candidates if m in methods}
+    scores = {m: v for m, v in scores.items() if v is not None}
     if not scores:
         raise ValueError(f"method auto needs the trust report of its candidates {list(candidates)}")
-    chosen = max(scores, key=scores.get)
-    others = ", ".join(f"{m} {v:.3f}" for m, v in sorted(scores.items(), key=lambda kv: -kv[1]))
-    n = len(next(iter(methods[chosen]["trust_r2_each"].values())))
-    why = (f"best agreement with per-reward FQE on held-out rewards at dataset states: median R^2 "
-           f"{others} ({n} seed{'s' if n > 1 else ''})")
-    return {"chosen": chosen, "why": why, "median_trust_r2": scores}
+    chosen = min(scores, key=scores.get)
+    ranked = ", ".join(f"{m} {v:.3f}" for m, v in sorted(scores.items(), key=lambda kv: kv[1]))
+    n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
+    why = (f"closest to per-reward FQE on held-out rewards at dataset states: median relative RMSE "
+           f"{ranked} ({n} seed{'s' if n > 1 else ''})")
+    return {"chosen": chosen, "why": why, "median_trust_rel_rmse": scores}

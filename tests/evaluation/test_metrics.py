@@ -45,6 +45,6 @@ def test_score_points_shapes_and_seeds():
     out = score_points(pred, truth)
     np.testing.assert_allclose(out["mse"], [0.0, 1.0])
     np.testing.assert_allclose(out["spearman"], [1.0, 1.0])                # a shift keeps the order
-    assert out["r2_each"].shape == (2, 2) and out["r2"][0] == pytest.approx(1.0)
+    assert out["r2_each"].shape == out["rel_rmse_each"].shape == (2, 2) and out["r2"][0] == pytest.approx(1.0)
     np.testing.assert_allclose(out["regret"], [0.0, 0.0])
     assert "regret" not in score_points(pred[:, :1], truth[:1])            # one reward: no trio

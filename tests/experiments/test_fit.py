@@ -105,8 +105,9 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
     assert set(res["methods"]) == {"attention", "vanilla", "sf"}
-    median = {m: np.median([np.mean(v) for v in r["trust_r2_each"].values()]) for m, r in res["methods"].items()}
-    assert res["auto"]["chosen"] == max(median, key=median.get) == model.method
+    median = {m: np.median([np.mean(v) for v in r["trust_rel_rmse_each"].values()])
+              for m, r in res["methods"].items()}
+    assert res["auto"]["chosen"] == min(median, key=median.get) == model.method
     assert res["auto"]["chosen"] in res["auto"]["why"]
     assert resolvent.load(tmp_path / "a").method == model.method                  # no method: the pick
     assert resolvent.load(tmp_path / "a", method="vanilla").method == "vanilla"
