@@ -27,25 +27,26 @@ def table(run: Path) -> str:
     methods = {m: r for m, r in res["methods"].items() if "trust_rel_rmse" in r}
     names = list(methods)
     trust_r2 = np.array([np.median([np.mean(v) for v in methods[m]["trust_r2_each"].values()]) for m in names])
-    trust_rel = np.array([median_rel_rmse(methods[m]) or float(np.mean(methods[m]["trust_rel_rmse"]))
-                          for m in names])
+    trust_rel = np.array([float(np.mean(methods[m]["trust_rel_rmse"])) for m in names])    # mean over rewards
+    median = [median_rel_rmse(methods[m]) for m in names]                                   # auto's criterion
     cols = [(f"{p}{s}_rel_rmse", name) for s, p, name in TRUTH
             if all(f"{p}{s}_rel_rmse" in r for r in methods.values())]
     true = {k: np.array([np.mean(methods[m][k]) for m in names]) for k, _ in cols}
-    lines = ["| method | trust: median R^2 vs FQE | trust: rel. RMSE vs FQE | "
+    lines = ["| method | trust: median R^2 vs FQE | trust: mean rel. RMSE | trust: median rel. RMSE | "
              + " | ".join(f"true rel. RMSE, {name}" for _, name in cols) + " |",
-             "|---|---|---|" + "---|" * len(cols)]
+             "|---|---|---|---|" + "---|" * len(cols)]
     for i, m in enumerate(names):
         lines.append(f"| {m} | {trust_r2[i]:.3f} | {trust_rel[i]:.3f} | "
+                     + ("-" if median[i] is None else f"{median[i]:.3f}") + " | "
                      + " | ".join(f"{true[k][i]:.3f}" for k, _ in cols) + " |")
     oracle = res.get("trust_oracle", {})
     if oracle:
-        lines.append("| per-reward FQE (the trust report's reference) | - | - | "
+        lines.append("| per-reward FQE (the trust report's reference) | - | - | - | "
                      + " | ".join(f"{oracle[k]:.3f}" if k in oracle else "-" for k, _ in cols) + " |")
-    for label, score in (("median R^2", trust_r2), ("rel. RMSE", -trust_rel)):
-        lines.append(f"| rank agreement with the truth, trust by {label} (Spearman across methods) | | | "
+    for label, score in (("median R^2", trust_r2), ("mean rel. RMSE", -trust_rel)):
+        lines.append(f"| rank agreement with the truth, trust by {label} (Spearman across methods) | | | | "
                      + " | ".join(f"{float(spearman(score, -true[k])):.2f}" for k, _ in cols) + " |")
-    pick = names[int(np.argmin(trust_rel))]
+    pick = names[int(np.argmin([v if v is not None else trust_rel[i] for i, v in enumerate(median)]))]
     lines.append("")
     lines += [f"- {name}: the trust report's pick, {pick}, has true rel. RMSE {true[k][names.index(pick)]:.3f}; "
               f"the best method's is {true[k].min():.3f} ({true[k][names.index(pick)] / true[k].min() - 1:+.0%})"
