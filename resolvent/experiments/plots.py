@@ -99,7 +99,7 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
         draw(axes[0, j], rows, f"{s}_mse", head)
         draw(axes[1, j], rows, f"{s}_r2", head)
         for i, (kind, prefix) in enumerate(kinds):
-            draw(axes[2 + i, j], rows, f"{prefix}{s}_rel_rmse", f"{head}, {kind} points")
+            draw(axes[2 + i, j], rows, f"{prefix}{s}_rel_rmse", f"{titles[s]}, {kind} points")
     axes[0, 0].set_ylabel("average MSE (geometric mean over seeds)")
     axes[1, 0].set_ylabel("average R$^2$ (1 - MSE / Var of the truth)")
     for i, (kind, _) in enumerate(kinds):
