@@ -23,7 +23,7 @@ def fail(message: str) -> None:
 def results_table(results: dict) -> str:
     """MSE and R^2 of every method on the training, test and probe rewards, and the worst
     probe's R^2 (mean over seeds; MSE also ± std); then every point kind's metrics and the trust report."""
-    from resolvent.experiments.report import points_lines, trust_lines
+    from resolvent.experiments.tables import points_lines, trust_lines
 
     cols = [(f"{s} {k}", f"{s}_{k}") for s in ("train", "test", "probe") for k in ("mse", "r2")]
     prior = results.get("reward_prior", "family")
@@ -423,6 +423,61 @@ def plot(run_dir):
         click.echo(plot_run(run_dir))
     except EXPECTED as e:
         fail(str(e))
+
+
+@main.command()
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="the sweep's folder [default: the spec's `out`, else runs/SPEC-NAME]")
+@click.option("--address", default=None,
+              help="a Ray cluster to run on (HOST:PORT, ray://HOST:PORT or auto) [default: a local Ray]")
+@click.option("--max-concurrent", type=int, default=None,
+              help="runs at once [default: the cluster's GPUs, else its CPUs]")
+@click.option("--retries", default=3, show_default=True, help="times a run whose worker died is retried (resuming)")
+@click.option("--dry-run", is_flag=True, help="list the runs and their state; run nothing")
+def sweep(spec, out, address, max_concurrent, retries, dry_run):
+    """Run a grid of evaluate/optimize runs (a TOML SPEC) as Ray tasks, one run directory per
+    cell and seed; finished runs are skipped, killed ones resume from their checkpoints."""
+    try:
+        from resolvent.experiments.sweep import load_spec, run_state, run_sweep
+    except ImportError as e:
+        fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]'")
+    try:
+        grid = load_spec(spec, out)
+        if dry_run:
+            for run in grid.runs:
+                click.echo(f"{run_state(run):<7} {run.path}")
+            return
+        click.echo(f"sweep: {len(grid.runs)} runs of {grid.task} in {grid.out}")
+        summary = run_sweep(grid, address, max_concurrent, retries)
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(f"{len(summary['ran'])} ran, {len(summary['resumed'])} resumed, "
+               f"{len(summary['skipped'])} already finished, {len(summary['failed'])} failed")
+    if summary["failed"]:
+        fail("failed runs:\n" + "\n".join(f"  {path}: {why}" for path, why in summary["failed"].items()))
+    click.echo(f"report: resolvent report {grid.out}")
+
+
+@main.command()
+@click.argument("sweep_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="where to write [default: SWEEP_DIR]")
+@click.option("--reps", default=2000, show_default=True, help="bootstrap samples of the intervals")
+@click.option("--copy-runs", is_flag=True, help="also copy every finished run's config, metrics and results to --out")
+def report(sweep_dir, out, reps, copy_runs):
+    """IQM over seeds with 95% stratified-bootstrap intervals (rliable), per cell and method:
+    report.md, report.csv and the OPE (or OPI) figure with those intervals."""
+    try:
+        from resolvent.experiments.report import report as write_report
+    except ImportError as e:
+        fail(f"`resolvent report` needs rliable ({e}): pip install 'resolvent[sweep]'")
+    try:
+        written = write_report(sweep_dir, out, reps, copy=copy_runs)
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(written["report.md"].read_text())
+    for path in written.values():
+        click.echo(path)
 
 
 @main.group()

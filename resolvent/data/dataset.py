@@ -8,8 +8,10 @@ them; the family's extra quantities are in the episodes' ``infos``.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
@@ -141,22 +143,33 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
     actor = actor if actor is not None else load_target_policy(family.name)
     did = dataset_id(family, kind, seed)
     wanted = f"resolvent target-policy {policy_hash(actor)}"
-    ds = _try_load(did)
-    if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
-        minari.delete_dataset(did)
-        ds = None
-    if ds is None:
-        episodes = build_episodes(family, kind, actor, seed)
-        try:
-            ds = save_minari(family, kind, seed, episodes, actor)
-        except BaseException:
-            _remove(did)  # never leave a half-written dataset behind
-            raise
+    with _building(did):   # runs side by side (a sweep) build a dataset once, and never read it half-written
+        ds = _try_load(did)
+        if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
+            minari.delete_dataset(did)
+            ds = None
+        if ds is None:
+            episodes = build_episodes(family, kind, actor, seed)
+            try:
+                ds = save_minari(family, kind, seed, episodes, actor)
+            except BaseException:
+                _remove(did)  # never leave a half-written dataset behind
+                raise
     try:
         return transitions_from_minari(ds, family)
     except (OSError, KeyError, RuntimeError, TypeError, IndexError) as e:   # h5py's errors
         raise ValueError(f"the stored dataset {did} is damaged ({type(e).__name__}: {e}); rebuild it "
                          f"with `resolvent dataset {family.name} --kind {kind} --seed {seed} --rebuild`") from None
+
+
+@contextmanager
+def _building(did: str):
+    """Hold the dataset's lock file (beside its folder in Minari's root) while checking or building it."""
+    path = get_dataset_path(did)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f"{path.name}.lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def _remove(did: str) -> None:

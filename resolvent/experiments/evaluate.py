@@ -29,13 +29,17 @@ import numpy as np
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
+from resolvent.algorithms.fqe import config_from_dict
 from resolvent.algorithms.fqe import init as fqe_init
 from resolvent.algorithms.fqe import train_chunk
+from resolvent.algorithms import fb, policy_fqe
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
+from resolvent.data.dataset import policy_hash
 from resolvent.evaluation import GroundTruth, PointsConfig, load_points
 from resolvent.evaluation.metrics import score_points
 from resolvent.evaluation.points import KINDS as POINT_KINDS
-from resolvent.data.dataset import policy_hash
+from resolvent.experiments.policy_refs import PolicyRefs, first_step_values, policy_refs
 from resolvent.experiments.rundir import RunDir
 from resolvent.io import atomic_savez
 from resolvent.experiments.runner import run_experiment, train_loop
@@ -46,10 +50,10 @@ from resolvent.model import Arch, OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
-from resolvent.rewards.probes import evaluate_reward
+from resolvent.rewards.probes import evaluate_reward, reads
 
 OPERATORS = ("attention", "linear", "vanilla", "sf")
-METHODS = OPERATORS + ("fqe",)
+METHODS = tuple(k for k, v in NETWORKS.items() if not v.control)   # every evaluation network, fqe included
 AUTO_CANDIDATES = ("attention", "vanilla", "sf")   # method="auto" trains these, keeps the best held-out
 SETS = ("train", "test", "probe", "heldout")      # heldout: the trust report's rewards (none without it)
 PREFIX = {"reset": "", "trajectory": "traj_", "dataset": "data_"}   # metric keys per point kind
@@ -113,6 +117,12 @@ class EvaluateConfig:
     sf_generic_basis: int = 96         # generic rewards added to SF's basis under a generic prior
     absorbing: str = "auto"            # attention's absorbing-state slot: on, off, or auto (on for a
     #                                    dataset of one's own whose episodes terminate)
+    n_refs: int = 256                  # policy encoding: fresh reference states per training step
+    ref_pool: int = 20_000             # policy encoding: reference states a reward is encoded over
+    random_features: int = 256         # favor: positive random features M
+    kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
+    fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
+    onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -137,7 +147,8 @@ class EvaluateConfig:
         if dup:
             raise ValueError(f"methods listed twice: {dup}")
         for name in ("seeds", "steps", "log_every", "checkpoint_every", "m", "n_train_rewards",
-                     "n_test_rewards", "n_initial", "sf_fit_points"):
+                     "n_test_rewards", "n_initial", "sf_fit_points", "n_refs", "ref_pool", "random_features",
+                     "kernel_heads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.fqe.batch_size < 1:
@@ -199,6 +210,9 @@ class EvaluateConfig:
         d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
         d.setdefault("eval_points", ("reset",))   # a run made before the other point kinds
         d.setdefault("trust", "off")              # ... or the trust report
+        if isinstance(d.get("onestep"), dict):
+            d["onestep"] = config_from_dict(OneStepConfig, {k: (tuple(v) if isinstance(v, list) else v)
+                                                            for k, v in d["onestep"].items()}, "one-step model")
         if "fqe" in d:
             fqe = FQEConfig.from_dict(d["fqe"])
         else:   # a run made before the reward prior: the paper's prior, its own FQE values
@@ -311,6 +325,7 @@ class Problem:
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
     absorbing: bool = False      # attention's absorbing-state slot
+    pi: PolicyRefs | None = None  # rewards scored under the target policy (policy encoding)
 
     @property
     def r_train(self) -> jax.Array:
@@ -353,19 +368,24 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     fit_idx = np.sort(np.random.default_rng(cfg.seed + 1).choice(n, min(n, cfg.sf_fit_points), replace=False))
     norm = lambda z: jnp.asarray((z - x_mean) / x_std, jnp.float32)  # noqa: E731
     xi_features = reference_features(features, ref_idx, cfg.ref_actions, actor)
+    if cfg.ref_actions == "half-policy":   # probes of next quantities cannot be encoded at pi's actions
+        src.rewards["probe"] = [(k, r) for k, r in src.rewards["probe"] if reads(r, features) <= {"obs", "action"}]
     z_raw = reward_inputs(features, src.spec.extras)
     prior_stats = PriorStats.fit(z_raw, src.spec.extras)
     given = src.rewards["train"] if cfg.data is not None else []   # the user's rewards (not a family's)
-    rewards = {**src.rewards, "heldout": heldout_rewards(cfg.prior, named_key(cfg.seed, "trust-rewards"), prior_stats,
-                                                         z_raw, cfg.trust_rewards, given)
-               if cfg.trust_report else []}
-    sets = {s: reward_set(rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}
+    src.rewards["heldout"] = (heldout_rewards(cfg.prior, named_key(cfg.seed, "trust-rewards"), prior_stats, z_raw,
+                                              cfg.trust_rewards, given) if cfg.trust_report else [])
+    sets = {s: reward_set(src.rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}
     if not all(bool(jnp.all(jnp.isfinite(sets[k].xi_values))) for k in ("train", "test")):
         raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
                          f"points do not have; use ref_actions='data'")
     points = {k: norm(np.concatenate([g.obs0, g.action0], -1)) for k, g in gt.items()}
     if cfg.trust_report:
         points["trust"] = norm(x_raw[trust_indices(n, cfg.trust_points, cfg.seed)])
+    pi = None
+    if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
+        pi = policy_refs(features, next_actions, x_mean, x_std, src.rewards, src.spec.extras, cfg.onestep,
+                         cfg.ref_pool, cfg.seed)
     return Problem(
         source=src, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),
@@ -374,7 +394,7 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         fit_idx=fit_idx, features=features,
         points=points, sets=sets, prior_stats=prior_stats, z_raw=z_raw,
         absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
-                                            and bool(np.any(data["terminated"]))))
+                                            and bool(np.any(data["terminated"]))), pi=pi)
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:
@@ -455,6 +475,8 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     xi = p.xi                                                              # (m, dx)
     if name == "fqe":
         return fqe_oracle(cfg, p, xi)
+    if NETWORKS[name].encoding == "policy":
+        return policy_method(name, cfg, p)
     network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
     if name == "sf":
         basis = sf_basis(cfg, p)                                           # (d, n)
@@ -481,6 +503,42 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     return Method(name, network, data, make_initializer(network, fqe),
                   make_trainer(network, fqe, cfg.log_every), predict,
                   None if fit_basis is None else np.asarray(fit_basis))
+
+
+def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
+    """A method of the ``policy`` encoding: G[r] = r + gamma U[r], U trained by ``policy_fqe``
+    (favor, pi-attention) or ``fb``, scored with rewards encoded over the reference pool."""
+    refs = p.pi
+    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing,
+                           random_features=cfg.random_features, kernel_heads=cfg.kernel_heads)
+    fqe = run_fqe(cfg)
+    keep = slice(None) if cfg.prior.family else slice(0)
+    r_train = refs.values["train"][keep]                                   # (R, n) pi-scored
+    data = OperatorData(x=p.x, xn=p.xn, rewards=r_train, done=p.done, xi=p.xn[:cfg.n_refs],
+                        enc=r_train[:, :cfg.n_refs], prior=p.prior_stats.data(refs.z, refs.z[:1]))
+    if name == "fb":
+        loss_fn = fb.make_loss(cfg.fb_ortho)
+        fqe = dataclasses.replace(fqe, prior=None)                         # FB trains on no reward
+    else:
+        loss_fn = policy_fqe.make_loss(cfg.n_refs)
+    predictor = make_predictor(network)
+    pool_x = p.xn[refs.pool]                                               # (N, dx)
+    first = {}
+    if p.y is not None:
+        y = np.asarray(p.y) * p.x_std + p.x_mean                           # (n_all, dx) raw (s, a)
+        ds = p.features["obs"].shape[1]
+        first = {s: first_step_values(refs.model, p.source.rewards[s], y[:, :ds], y[:, ds:], "evaluation points")
+                 for s in SETS}                                            # (R, n_all)
+    pool_values = {s: refs.values[s][:, refs.pool] if s == "train" else refs.values[s] for s in SETS}
+
+    def predict(params):
+        if p.y is None:
+            return {}
+        return {s: first[s][None] + cfg.gamma * jnp.swapaxes(predictor(params, p.y, pool_x, pool_values[s]), 1, 2)
+                for s in SETS if len(p.sets[s])}                           # (S, R, n_all)
+
+    return Method(name, network, data, make_initializer(network, fqe),
+                  make_trainer(network, fqe, cfg.log_every, loss_fn), predict)
 
 
 def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi, answers: str | None = None) -> Method:
@@ -547,11 +605,14 @@ def score(pred: dict, p: Problem) -> dict:
 
 def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, params) -> OperatorModel:
     n_basis = method.basis.shape[0] if method.basis is not None else cfg.n_train_rewards
+    policy = NETWORKS[name].encoding == "policy"
     return OperatorModel(
         method=name, family=cfg.family or p.source.name, gamma=cfg.gamma,
         arch=Arch(hidden=tuple(cfg.hidden), features=cfg.features, n_basis=n_basis,
-                  absorbing=p.absorbing and name == "attention"),
-        params=params, xi_features=p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
+                  absorbing=p.absorbing and name in ("attention", "favor", "pi-attention"),
+                  random_features=cfg.random_features, kernel_heads=cfg.kernel_heads),
+        params=params, xi_features=p.pi.pool_features if policy else p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
+        onestep=p.pi.model if policy else None,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)
 

@@ -31,6 +31,7 @@ def train_loop(run: RunDir, name: str, state, keys: jax.Array, steps: int, every
         ckpt = run.load_checkpoint(name, ckpt) or ckpt
         done = int(ckpt["step"])
         run.keep_metrics(lambda r: r.get("method") != name or (r["step"] <= done and (r["step"] > 0 or done > 0)))
+        run.events.restart(name, done + 1 if done > 0 else 0)
     state, keys, step, seconds = ckpt["state"], ckpt["keys"], int(ckpt["step"]), float(ckpt["seconds"])
     if step == 0:
         log(state, 0, None, 0.0)
