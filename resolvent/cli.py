@@ -12,6 +12,8 @@ import numpy as np
 
 from resolvent.families import FAMILIES, get_family
 
+# Each command imports what it runs inside its body, so that `resolvent --help` and a bad option
+# answer at once, without loading the experiments (flax, minari, matplotlib) or sbx/torch.
 FAMILY = click.Choice(sorted(FAMILIES))
 
 
@@ -22,7 +24,9 @@ def fail(message: str) -> None:
 
 def results_table(results: dict) -> str:
     """MSE and R^2 of every method on the training, test and probe rewards, and the worst
-    probe's R^2 (mean over seeds; MSE also ± std)."""
+    probe's R^2 (mean over seeds; MSE also ± std); then every point kind's metrics and the trust report."""
+    from resolvent.experiments.tables import points_lines, trust_lines
+
     cols = [(f"{s} {k}", f"{s}_{k}") for s in ("train", "test", "probe") for k in ("mse", "r2")]
     prior = results.get("reward_prior", "family")
     head = f"{results['family'] or 'data'} / {results['dataset']} (reward prior: {prior})"
@@ -32,7 +36,8 @@ def results_table(results: dict) -> str:
                  f"{'method':<10} {'residual':>12} {'steps':>7} {'seconds':>8}"]
         lines += [f"{m:<10} {np.mean(r.get('loss', [np.nan])):>12.4g} {r['steps']:>7} {r['seconds']:>8.1f}"
                   for m, r in results["methods"].items()]
-        return "\n".join(lines + ["training rewards: " + ", ".join(results.get("train_rewards", []))])
+        return "\n".join(lines + ["training rewards: " + ", ".join(results.get("train_rewards", []))]
+                         + trust_lines(results))
     lines = [f"{head}: accuracy at the ground-truth initial points, mean over seeds; "
              f"R^2 = 1 - MSE / Var(true Q), 0 = a constant",
              f"{'method':<10}" + "".join(f" {c:>17}" if c.endswith("mse") else f" {c:>9}" for c, _ in cols)
@@ -51,7 +56,7 @@ def results_table(results: dict) -> str:
         lines.append(row + f" {r['steps']:>7} {r['seconds']:>8.1f}")
     if results.get("probes"):
         lines.append("probe rewards: " + ", ".join(results["probes"]))
-    return "\n".join(lines)
+    return "\n".join(lines + points_lines(results) + trust_lines(results))
 
 
 def split_methods(methods: str) -> tuple[str, ...]:
@@ -152,7 +157,8 @@ def main() -> None:
 @click.option("--probes", type=click.Path(dir_okay=False), default=None,
               help="with --data: a Python file defining PROBES = {name: reward callable}, scored only")
 @click.option("--methods", default="attention,linear,vanilla,sf", show_default=True,
-              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle)")
+              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle); "
+                   "auto: train attention, vanilla, sf and keep the one of best held-out agreement")
 @click.option("--preset", type=click.Choice(["default", "paper"]), default="default", show_default=True,
               help="default: the best configuration measured; paper: the paper's exactly")
 @click.option("--reward-prior", type=click.Choice(["family", "generic", "mix"]), default=None,
@@ -171,11 +177,14 @@ def main() -> None:
 @click.option("--ref-actions", type=click.Choice(["data", "half-policy"]), default="data", show_default=True,
               help="actions at the reference points: the data's (the paper's), or the target "
                    "policy's at every other one (rewards of obs and action only)")
+@click.option("--trust", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="trust report: every method against per-reward FQE on held-out rewards at dataset "
+                   "states (auto: on for --data and --methods auto)")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
 def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward_prior, prior_rewards, tau,
-             lr, seeds, seed, steps, log_every, checkpoint_every, m, ref_actions, out, resume):
+             lr, seeds, seed, steps, log_every, checkpoint_every, m, ref_actions, trust, out, resume):
     """Offline policy evaluation: train operators and compare with the ground truth.
 
     On a paper FAMILY (default pendulum-angle), or on any Minari dataset (--data) with its
@@ -201,7 +210,8 @@ def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward
                                     probes=probes,
                                     methods=split_methods(methods), seeds=seeds, seed=seed,
                                     steps=steps, log_every=log_every,
-                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions)
+                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions,
+                                    trust=trust)
         prior = cfg.prior
         if reward_prior is not None or prior_rewards is not None:
             prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),
@@ -222,6 +232,7 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     """Zero-shot Q-values of a trained operator at the ground-truth initial points."""
     import resolvent
     from resolvent.evaluation import load_ground_truth
+    from resolvent.experiments import EvaluateConfig
     from resolvent.policies import load_target_policy
 
     if points < 1:
@@ -237,7 +248,8 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     try:
         model = resolvent.load(run_dir, method)
         gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
-        gt = load_ground_truth(family, load_target_policy(family.name), cfg.get("n_initial", 64), gamma,
+        gt = load_ground_truth(family, load_target_policy(family.name),
+                               cfg.get("n_initial", EvaluateConfig.n_initial), gamma,
                                cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
         reward = family.reward_callable(value)
         qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)
@@ -447,6 +459,61 @@ def plot(run_dir):
         click.echo(plot_run(run_dir))
     except EXPECTED as e:
         fail(str(e))
+
+
+@main.command()
+@click.argument("spec", type=click.Path(exists=True, dir_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="the sweep's folder [default: the spec's `out`, else runs/SPEC-NAME]")
+@click.option("--address", default=None,
+              help="a Ray cluster to run on (HOST:PORT, ray://HOST:PORT or auto) [default: a local Ray]")
+@click.option("--max-concurrent", type=int, default=None,
+              help="runs at once [default: the cluster's GPUs, else its CPUs]")
+@click.option("--retries", default=3, show_default=True, help="times a run whose worker died is retried (resuming)")
+@click.option("--dry-run", is_flag=True, help="list the runs and their state; run nothing")
+def sweep(spec, out, address, max_concurrent, retries, dry_run):
+    """Run a grid of evaluate/optimize runs (a TOML SPEC) as Ray tasks, one run directory per
+    cell and seed; finished runs are skipped, killed ones resume from their checkpoints."""
+    try:
+        from resolvent.experiments.sweep import load_spec, run_state, run_sweep
+    except ImportError as e:
+        fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]'")
+    try:
+        grid = load_spec(spec, out)
+        if dry_run:
+            for run in grid.runs:
+                click.echo(f"{run_state(run):<7} {run.path}")
+            return
+        click.echo(f"sweep: {len(grid.runs)} runs of {grid.task} in {grid.out}")
+        summary = run_sweep(grid, address, max_concurrent, retries)
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(f"{len(summary['ran'])} ran, {len(summary['resumed'])} resumed, "
+               f"{len(summary['skipped'])} already finished, {len(summary['failed'])} failed")
+    if summary["failed"]:
+        fail("failed runs:\n" + "\n".join(f"  {path}: {why}" for path, why in summary["failed"].items()))
+    click.echo(f"report: resolvent report {grid.out}")
+
+
+@main.command()
+@click.argument("sweep_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="where to write [default: SWEEP_DIR]")
+@click.option("--reps", default=2000, show_default=True, help="bootstrap samples of the intervals")
+@click.option("--copy-runs", is_flag=True, help="also copy every finished run's config, metrics and results to --out")
+def report(sweep_dir, out, reps, copy_runs):
+    """IQM over seeds with 95% stratified-bootstrap intervals (rliable), per cell and method:
+    report.md, report.csv and the OPE (or OPI) figure with those intervals."""
+    try:
+        from resolvent.experiments.report import report as write_report
+    except ImportError as e:
+        fail(f"`resolvent report` needs rliable ({e}): pip install 'resolvent[sweep]'")
+    try:
+        written = write_report(sweep_dir, out, reps, copy=copy_runs)
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(written["report.md"].read_text())
+    for path in written.values():
+        click.echo(path)
 
 
 @main.group()

@@ -25,7 +25,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
         preset: str | None = None, resume: bool = False, plot: bool = True, **config) -> OperatorModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
-    of the first method.
+    of the first method (``method="auto"``: the candidate of best held-out agreement with
+    per-reward FQE, the trust report in results.json).
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
@@ -37,6 +38,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     configuration (give the same callables again; any option given must agree with the run's,
     and the policy's actions must be the same).
     """
+    # the experiments (matplotlib, minari) load on the first fit, not on ``import resolvent``
     from resolvent.data.user import named_rewards
     from resolvent.experiments.evaluate import PRESETS, EvaluateConfig, dataset_source, run_evaluate
     from resolvent.experiments.rundir import RunDir
@@ -65,9 +67,11 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
             cfg = EvaluateConfig.from_dict(run.read_config())
         except (TypeError, ValueError, AttributeError) as e:
             raise CheckpointError(f"{run.config_path} is damaged: {type(e).__name__}: {e}") from None
-        given = {"data": dataset_id, "methods": methods, "steps": None if steps is None else int(steps),
-                 "seeds": seeds, "env": env, "policy": policy_ref, "probes": probes_ref,
-                 "fqe": PRESETS[preset]() if preset in PRESETS and "fqe" not in config else None, **config}
+        auto = methods is not None and "auto" in methods and getattr(cfg, "auto", False)   # stored expanded
+        given = {"data": dataset_id, "methods": None if auto else methods,
+                 "steps": None if steps is None else int(steps), "seeds": seeds, "env": env, "policy": policy_ref,
+                 "probes": probes_ref, "fqe": PRESETS[preset]() if preset in PRESETS and "fqe" not in config else None,
+                 **config}
         differ = sorted(k for k, v in given.items() if v is not None and getattr(cfg, k, v) != v)
         if differ:
             raise ValueError(f"resume=True continues the run in {out} with its own configuration, which differs in "
@@ -85,6 +89,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         raise ValueError("fit returns an operator model; this run trains only 'fqe', the per-reward oracle")
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if probes_ref else probes)
-    run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
-    first = next(m for m in cfg.methods if m != "fqe")
-    return OperatorModel.load(Path(out) / "models", first)
+    results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
+    if "auto" in results:
+        return OperatorModel.load(Path(out) / "models", results["auto"]["chosen"])
+    return OperatorModel.load(Path(out) / "models", next(m for m in cfg.methods if m != "fqe"))

@@ -18,7 +18,7 @@ greedy over the action grid (DQN) or BCQ's sampled-and-perturbed actions (BCQ); 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,11 +27,14 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.algorithms import bcq, dqn
+from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.sf import ridge_weights
+from resolvent.config import from_dict
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.operators import make_network
-from resolvent.rewards.probes import evaluate_reward
+from resolvent.operators import NETWORKS, MaxOutOperator, make_network
+from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
 
@@ -41,13 +44,11 @@ class CheckpointError(RuntimeError):
 
 
 def _typed(cls, d: dict, what: str):
-    """``cls(**d)`` with lists made tuples; unknown keys are a CheckpointError naming them."""
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(d) - known)
-    if unknown:
-        raise CheckpointError(f"a saved model's {what} has unknown keys {unknown}; known: {sorted(known)}")
-    tup = lambda v: tuple(tup(x) for x in v) if isinstance(v, list) else v  # noqa: E731
-    return cls(**{k: tup(v) for k, v in d.items()})
+    """``config.from_dict``, its error (an unknown key, say) a CheckpointError."""
+    try:
+        return from_dict(cls, d, what)
+    except ValueError as e:
+        raise CheckpointError(f"a saved model's {what} does not load: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -57,8 +58,10 @@ class Arch:
     hidden: tuple[int, ...]             # hidden layers of every MLP
     features: int                       # output features of f, g (per max-out copy), DeepONet
     n_basis: int = 0                    # successor features: basis size
-    heads: int = 8                      # max-out copies K
-    absorbing: bool = False             # attention: the absorbing-state slot
+    heads: int = MaxOutOperator.heads   # max-out copies K
+    absorbing: bool = False             # attention, favor, pi-attention: the absorbing-state slot
+    random_features: int = 256          # favor: positive random features M
+    kernel_heads: int = 4               # favor, pi-attention: kernels in the occupancy's mixture
     vae_hidden: tuple[int, ...] = ()    # BCQ: VAE hidden layers
     actor_hidden: tuple[int, ...] = ()  # BCQ: perturbation actor hidden layers
 
@@ -75,8 +78,8 @@ class Control:
     low: tuple[float, ...]                        # action bounds
     high: tuple[float, ...]
     grid: tuple[tuple[float, ...], ...] = ()      # DQN: the action grid (A, da)
-    phi: float = 0.05                             # BCQ: largest perturbation (fraction of the bound)
-    eval_samples: int = 100                       # BCQ: VAE samples per state when acting
+    phi: float = bcq.BCQConfig.phi                # BCQ: largest perturbation (fraction of the bound)
+    eval_samples: int = bcq.BCQConfig.eval_samples  # BCQ: VAE samples per state when acting
 
     @classmethod
     def from_dict(cls, d: dict) -> "Control":
@@ -85,8 +88,6 @@ class Control:
     def make_act(self, network, arch: Arch, x_mean, x_std):
         """``act(params, s, xi, enc_rows, key) -> (N, da)`` raw actions, one seed's params: the
         algorithm's own acting code (``dqn.make_act``, ``bcq.make_act``)."""
-        from resolvent.algorithms import bcq, dqn
-
         ds = len(x_mean) - len(self.low)
         if self.algorithm == "dqn":
             grid = np.asarray(self.grid, np.float32)
@@ -113,12 +114,23 @@ class OperatorModel:
     basis: np.ndarray | None = None    # SF: (d, n_fit) training rewards on the fit points
     ridge: float = 1e-3
     control: Control | None = None     # control models: how they act
+    onestep: onestep_model.OneStepModel | None = None  # policy encoding: the one-step model of the data
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
-                                    self.arch.n_basis, self.arch.heads, self.arch.absorbing)
+                                    self.arch.n_basis, self.arch.heads, self.arch.absorbing,
+                                    self.arch.random_features, self.arch.kernel_heads)
+        self.scored_under_policy = NETWORKS[self.method].encoding == "policy"
         self._check_params()
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
+        if self.scored_under_policy:   # keys of the reference pool, computed once per seed
+            net = self.network
+            keys = jax.vmap(lambda p, xi: net.apply(p, xi, method=lambda m, v: m.keys(v)), in_axes=(0, None))
+            self._keys = keys(self.params, self.xi)                           # (S, N, M)
+            self._summary = jax.jit(jax.vmap(lambda p, k, e: net.apply(p, k, e, method=lambda m, a, b: m.summary(a, b)),
+                                             in_axes=(0, 0, None)))
+            self._answer = jax.jit(jax.vmap(lambda p, x, sm: net.apply(p, x, sm, method=lambda m, a, b: m.answer(a, b)),
+                                            in_axes=(0, None, 0)))
         if self.control is not None:
             self._act = jax.jit(self.control.make_act(self.network, self.arch, self.x_mean, self.x_std))
 
@@ -195,18 +207,34 @@ class OperatorModel:
             if not np.all(np.isfinite(v)):
                 row = int(np.argwhere(~np.isfinite(v))[0, 0])
                 raise ValueError(f"{name} have a non-finite value (NaN or inf) in row {row}")
+        if self.scored_under_policy:   # U[r] from the cached keys (the first step is added by q_values)
+            return self._answer(self.params, self.normalise(obs, actions), self._summary(self.params, self._keys, enc))
         return self._apply(self.critic_params, self.normalise(obs, actions), self.xi, enc)
 
     def q_values(self, reward: Reward, observations, actions, seed: int | None = 0) -> np.ndarray:
         """Q-values of the target policy for ``reward`` at (observations, actions).
 
-        Returns (b,) for one network seed, or (S, b) for all with ``seed=None``.
+        Returns (b,) for one network seed, or (S, b) for all with ``seed=None``. A model of the
+        ``policy`` encoding answers G[r](s, a) = r(s, a, .) + gamma U[r](s, a): the first step's
+        next quantities from its one-step model, where the reward reads them.
         """
         q = np.asarray(self.q_from_encodings(self.encode([reward]), observations, actions))[..., 0]
+        if self.scored_under_policy:
+            q = np.asarray(self.first_step(reward, observations, actions))[None] + self.gamma * q
         if seed is None:
             return q
         self._check_seed(seed)
         return q[seed]
+
+    def first_step(self, reward: Reward, observations, actions) -> jax.Array:
+        """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the
+        reward reads more than the observation and the action."""
+        obs, act = jnp.asarray(observations, jnp.float32), jnp.asarray(actions, jnp.float32)
+        if reads(reward, self.xi_features) <= {"obs", "action"}:
+            feats = {"obs": obs, "action": act}
+        else:
+            feats = onestep_model.predict(self.onestep, obs, act)
+        return evaluate_reward(reward, feats, "query points")
 
     def family_reward(self, param: float) -> Reward:
         """The member of this model's family with parameter ``param``."""
@@ -224,6 +252,8 @@ class OperatorModel:
         if self.fit_features is not None:
             arrays.update({f"fit_{k}": np.asarray(v) for k, v in self.fit_features.items()})
             arrays["basis"] = np.asarray(self.basis)
+        if self.onestep is not None:
+            arrays.update(onestep_model.to_arrays(self.onestep))
         atomic_savez(d / f"{self.method}.npz", **arrays)
         atomic_write_bytes(d / f"{self.method}.params", flax.serialization.msgpack_serialize(
             jax.tree_util.tree_map(np.asarray, self.params)))
@@ -255,7 +285,7 @@ class OperatorModel:
                    arch=arch, params=params, xi_features=pick("xi_"),
                    x_mean=arrays["x_mean"], x_std=arrays["x_std"],
                    fit_features=pick("fit_") or None, basis=arrays.get("basis"),
-                   ridge=meta.get("ridge", 1e-3), control=control)
+                   ridge=meta.get("ridge", 1e-3), control=control, onestep=onestep_model.from_arrays(arrays))
 
 
 class Policy:
@@ -286,6 +316,14 @@ class Policy:
         return a[0] if single else a
 
 
-def load(run_dir: str | Path, method: str = "attention") -> OperatorModel:
-    """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory."""
+def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
+    """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
+    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention."""
+    if method is None:
+        results = Path(run_dir) / "results.json"
+        try:
+            chosen = json.loads(results.read_text()).get("auto", {}).get("chosen") if results.is_file() else None
+        except json.JSONDecodeError as e:
+            raise CheckpointError(f"{results} is corrupt: {e}") from None
+        method = chosen or "attention"
     return OperatorModel.load(Path(run_dir) / "models", method)

@@ -4,6 +4,7 @@ import pytest
 
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.model import CheckpointError
 
 TINY = dict(steps=20, log_every=10, checkpoint_every=10, seeds=2, m=16, n_initial=4,
@@ -30,9 +31,20 @@ def test_zero_shot_q_values_for_any_reward(run_dir):
 
 
 def test_sf_model_encodes_new_rewards_by_ridge(run_dir):
+    """A new reward's SF weights solve the ridge normal equations on the saved basis and fit
+    points, (Phi Phi^T / n + lambda I) w = Phi r / n, and its Q is w^T psi(x)."""
     model = resolvent.load(run_dir, method="sf")
-    obs, act = np.zeros((3, 3), np.float32), np.zeros((3, 1), np.float32)
-    assert model.q_values(lambda f: f["obs"][:, 2] ** 2, obs, act).shape == (3,)
+    basis = np.asarray(model.basis, np.float64)                                # (d, n)
+    d, n = basis.shape
+    r_fit = np.asarray(model.fit_features["obs"][:, 2], np.float64) ** 2       # the reward, by hand
+    w = np.asarray(model.encode([lambda f: f["obs"][:, 2] ** 2])[0], np.float64)   # (d,)
+    lhs = (basis @ basis.T / n + model.ridge * np.eye(d)) @ w
+    np.testing.assert_allclose(lhs, basis @ r_fit / n, rtol=1e-3, atol=1e-5 * np.abs(basis @ r_fit / n).max())
+    obs = np.random.default_rng(0).normal(size=(3, 3)).astype(np.float32)
+    act = np.random.default_rng(1).uniform(-2, 2, size=(3, 1)).astype(np.float32)
+    psi = np.asarray(model.q_from_encodings(jnp.eye(d), obs, act)[0], np.float64)  # (b, d) seed 0
+    q = model.q_values(lambda f: f["obs"][:, 2] ** 2, obs, act)
+    np.testing.assert_allclose(q, psi @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_save_then_load_gives_identical_q_values(run_dir, tmp_path):
@@ -80,5 +92,31 @@ def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
     meta = json.loads((tmp_path / "attention.json").read_text())
     meta["arch"]["dropout"] = 0.1
     (tmp_path / "attention.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match=r"unknown keys \['dropout'\]"):
+    with pytest.raises(CheckpointError, match=r"unknown architecture config keys \['dropout'\] in Arch"):
         resolvent.OperatorModel.load(tmp_path, "attention")
+
+
+@pytest.fixture(scope="module")
+def policy_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("policy-run")
+    run_evaluate(EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
+                                onestep=OneStepConfig(hidden=(16,), steps=20), **TINY), out, plot=False)
+    return out
+
+
+@pytest.mark.parametrize("method", ["favor", "fb"])
+def test_policy_encoded_model_answers_first_step_plus_discounted_rest(policy_run, method):
+    """q = r(s, a) + gamma U[r](s, a): a reward that differs only at the queries' own action
+    moves the answer by exactly that difference, and save/load keeps every value."""
+    model = resolvent.load(policy_run, method=method)
+    assert model.xi_features["obs"].shape[0] == 300 and model.onestep is not None
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    q = model.q_values(height, obs, act)
+    u = np.asarray(model.q_from_encodings(model.encode([height]), obs, act))[0, :, 0]
+    np.testing.assert_allclose(q, obs[:, 0] + 0.99 * u, rtol=1e-5, atol=1e-4)
+    next_height = lambda f: f["next_obs"][:, 0]  # noqa: E731 - read through the one-step model
+    assert np.all(np.isfinite(model.q_values(next_height, obs, act)))
+    again = resolvent.load(policy_run, method=method)
+    np.testing.assert_array_equal(again.q_values(height, obs, act), q)

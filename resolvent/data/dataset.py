@@ -9,7 +9,6 @@ them; the family's extra quantities are in the episodes' ``infos``.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import shutil
 import sys
 from contextlib import contextmanager
@@ -18,12 +17,14 @@ from pathlib import Path
 import gymnasium as gym
 import jax.numpy as jnp
 import minari
+from minari.data_collector import EpisodeBuffer
 from minari.storage.datasets_root_dir import get_dataset_path
 import numpy as np
 
 from resolvent.data.collect import behaviour_policy, collect_episodes, split_replay
 from resolvent.families import RewardFamily
 from resolvent.policies import Actor, load_target_policy, shipped_path
+from resolvent.policies.actor import TD3_NOISE, load_snapshots, policy_hash
 
 KINDS = {"replay": None, "expert": 0.1, "medium": 0.3}   # kind -> random-action probability p
 
@@ -41,14 +42,6 @@ def dataset_id(family: RewardFamily, kind: str, seed: int = 0) -> str:
     return f"resolvent/{family.name}/{tag}-v0"
 
 
-def policy_hash(actor: Actor) -> str:
-    h = hashlib.sha256()
-    for w, b in actor.layers:
-        h.update(np.ascontiguousarray(w).tobytes())
-        h.update(np.ascontiguousarray(b).tobytes())
-    return h.hexdigest()[:12]
-
-
 def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
                    size: int | None = None) -> list[dict]:
     """The episodes of one dataset kind, ``size`` transitions (default: the paper's)."""
@@ -58,7 +51,7 @@ def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
         path = shipped_path(family.name, "-replay.npz")
         if not Path(str(path)).is_file():
             raise FileNotFoundError(f"no shipped TD3 replay buffer for {family.name} at {path}; "
-                                    f"run `resolvent target {family.name} --retrain --install`")
+                                    f"run `resolvent target {family.name} --retrain`")
         with np.load(str(path)) as z:
             buffer = {k: z[k][-size:] for k in z.files}
         episodes = split_replay(buffer, family)
@@ -85,9 +78,6 @@ def replay_from_snapshots(family: RewardFamily, size: int, seed: int = 0,
     random actions as TD3's warm-up took: the same mixture of policies as a uniform
     subsample of the TD3 replay buffer.
     """
-    from resolvent.policies.actor import load_snapshots
-    from resolvent.policies.td3 import TD3_NOISE
-
     space = gym.make(family.env_id).action_space
     snaps = load_snapshots(family.name, space.low, space.high, snapshots_path)
     rng = np.random.default_rng(seed)
@@ -118,8 +108,6 @@ def episode_features(ep: dict, family: RewardFamily) -> Transitions:
 
 def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict], actor: Actor,
                 dataset_name: str | None = None):
-    from minari.data_collector import EpisodeBuffer
-
     env = gym.make(family.env_id)
     buffers = [EpisodeBuffer(id=i, observations=ep["observations"], actions=ep["actions"],
                              rewards=ep["rewards"], terminations=ep["terminations"],
@@ -144,7 +132,7 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
     actor = actor if actor is not None else load_target_policy(family.name)
     did = dataset_id(family, kind, seed)
     wanted = f"resolvent target-policy {policy_hash(actor)}"
-    with build_lock(did):
+    with build_lock(did):   # runs side by side (a sweep, two CLIs) build a dataset once, never remove another's
         ds = _try_load(did)
         if ds is not None and (rebuild or ds.storage.metadata.get("algorithm_name") != wanted):
             minari.delete_dataset(did)
@@ -165,13 +153,13 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
 
 @contextmanager
 def build_lock(did: str):
-    """Hold dataset ``did``'s lock (a file in Minari's root, ``.resolvent-locks/``): a second
-    process loading or building the same id (``resolvent dataset``, ``evaluate``) waits for the
-    first and then loads what it built, so neither removes the other's dataset. The OS releases
-    the lock of a killed process."""
-    folder = Path(get_dataset_path()) / ".resolvent-locks"
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / (did.replace("/", "__") + ".lock"), "a") as f:
+    """Hold dataset ``did``'s lock (a file beside its folder in Minari's root) while checking,
+    building or reading it: a second process on the same id (``resolvent dataset``, ``evaluate``,
+    a sweep's workers) waits for the first and then loads what it built, so neither removes the
+    other's dataset. The OS releases the lock of a killed process."""
+    path = get_dataset_path(did)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.parent / f"{path.name}.lock", "a") as f:
         try:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -12,6 +12,7 @@ import flax.serialization
 import jax
 import numpy as np
 
+from resolvent.experiments.events import EventLog
 from resolvent.io import DiskFullError, atomic_write_bytes
 from resolvent.model import CheckpointError
 
@@ -47,6 +48,7 @@ class RunDir:
 
     def __init__(self, path: str | Path):
         self.path = Path(path)
+        self.events = EventLog(self.path / "tb")   # TensorBoard's copy of the metric rows
 
     @property
     def config_path(self) -> Path:
@@ -102,6 +104,7 @@ class RunDir:
         try:
             yield self
         finally:
+            self.events.close()
             self.lock_path.unlink(missing_ok=True)
             if not existed and not any(self.path.iterdir()):
                 self.path.rmdir()
@@ -150,7 +153,8 @@ class RunDir:
             raise CheckpointError(f"{self.config_path} is corrupt: {e}") from None
 
     def append_metrics(self, rows: list[dict]) -> None:
-        """Append rows; a failed write (a full disk) is cut back off, leaving the file as it was."""
+        """Append rows (and write them as TensorBoard events, ``tb/``); a failed write (a full
+        disk) is cut back off, leaving the file as it was."""
         size = self.metrics_path.stat().st_size if self.metrics_path.is_file() else 0
         try:
             with self.metrics_path.open("a") as f:
@@ -162,6 +166,7 @@ class RunDir:
                 f.truncate(size)
             raise DiskFullError(e.errno, f"cannot append to {self.metrics_path} ({e.strerror}); "
                                          f"nothing saved was changed") from None
+        self.events.write(rows)
 
     def read_metrics(self) -> list[dict]:
         if not self.metrics_path.is_file():

@@ -38,6 +38,8 @@ class RewardFamily:
     td3_steps: int = 20_000                   # TD3 steps for the shipped target policy
     replay_source: str = "buffer"             # "buffer": the TD3 replay buffer ships as is;
     # "snapshots": too large to ship, it is regenerated from actor snapshots along the TD3 run
+    restore: Callable[[object, np.ndarray], None] | None = None  # restore(env, obs): set the simulator's
+    #                                                  state to observation obs (ds,) (dataset points)
 
     @property
     def feature_keys(self) -> tuple[str, ...]:
@@ -56,10 +58,3 @@ class RewardFamily:
         """The member ``r(. | param)`` as a one-argument callable over features."""
         p = float(param)
         return lambda features: self.reward(jnp.float32(p), features)
-
-    def check_features(self, features: Mapping[str, np.ndarray]) -> None:
-        """Raise ValueError naming the first missing or malformed quantity."""
-        missing = [k for k in self.feature_keys if k not in features]
-        if missing:
-            raise ValueError(f"{self.name}: transition features lack {missing}; "
-                             f"need {list(self.feature_keys)}")

@@ -9,7 +9,8 @@ G (b, R): one column per reward.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import flax.linen as nn
 import jax
@@ -123,7 +124,7 @@ class MaxOutOperator(nn.Module):
     gamma: float = 0.99
     hidden: Sequence[int] = (256, 256)
     features: int = 64
-    heads: int = 8
+    heads: int = 8               # K (the paper's): the default of every config that sets it
 
     def setup(self):
         self.f = MLP(self.hidden, self.heads * self.features)
@@ -163,6 +164,138 @@ class SuccessorFeatures(nn.Module):
         return psi @ w.T                                             # (b, R)
 
 
+class KernelOperator(nn.Module):
+    """The operator scored under the target policy, over any number of reference points:
+
+        G[r](s, a) = r(s, a, .) + gamma U[r](s, a)
+        U[r](x)    = 1/(1-gamma) sum_h pi_h(x) sum_j k_h(x, xi_j) r(s_j, pi(s_j), .) / (k_h0(x) + sum_j k_h(x, xi_j))
+
+    This module is U: the discounted occupancy of the states after the first step, as a
+    mixture of H probability measures over reference states xi_j = (s_j, pi(s_j)), mixture
+    weights pi_h(x) = softmax_h of g's last H outputs (``heads``): a trajectory's occupancy is a
+    curve through the state space, which one kernel bump represents poorly. Kernels
+    (``KERNELS``):
+
+        favor:    k_h(x, xi) = phi(g_h(x))^T phi(f_h(xi)),  phi(u) = exp(Omega u - ||u||^2 / 2) / sqrt(M)
+
+    positive random features (FAVOR+, Choromanski et al. 2020) of the softmax kernel
+    exp(g_h^T f_h) with a fixed Gaussian Omega (M, F) and g_h, f_h on a sphere of learned radius
+    (bounded estimator variance): the weights stay a probability measure and a reward's
+    summary ``sum_j phi(f_h(xi_j)) r_j`` costs O(N H M) once, so N can be the whole dataset;
+    or ``softmax``: k_h = exp(g_h(x)^T f_h(xi) / sqrt(F)) exactly, O(b H N).
+
+    Linear and monotone in r, and G[c] = c/(1-gamma), exactly. ``absorbing``: a slot k_h0 (a
+    learned key per head) where every reward is 0, for episodes that terminate. The
+    encode/answer split (``keys``, ``summary``, ``answer``) lets an inference model cache the
+    keys of its N points.
+    """
+
+    gamma: float = 0.99
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+    random_features: int = 256
+    kernel: str = "favor"
+    absorbing: bool = False
+    heads: int = 4
+
+    def setup(self):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"unknown kernel {self.kernel!r}; known: {list(KERNELS)}")
+        self.f = MLP(self.hidden, self.heads * self.features)
+        self.g = MLP(self.hidden, self.heads * (self.features + 1))
+        if self.kernel == "favor":
+            self.omega = self.param("omega", nn.initializers.normal(1.0), (self.random_features, self.features))
+            self.log_radius = self.param("log_radius", nn.initializers.constant(0.5), ())
+        if self.absorbing:
+            self.absorbing_key = self.param("absorbing_key", nn.initializers.normal(1.0),
+                                            (self.heads, self.features))
+
+    def _scaled(self, u):
+        """Softmax kernel inputs (..., H, F): u / F^(1/4) (softmax); for favor u on a sphere of
+        learned radius, so that the random features' variance stays bounded."""
+        if self.kernel == "softmax":
+            return u / self.features ** 0.25
+        return jnp.exp(self.log_radius) * u / jnp.sqrt(jnp.sum(u ** 2, -1, keepdims=True) + 1e-6)
+
+    def _phi(self, u, rowwise: bool):
+        """Positive random features of u (n, H, F): (n, H, M), up to a constant per row and head
+        (``rowwise``) or one per head for all rows; either cancels in the normalisation."""
+        omega = jax.lax.stop_gradient(self.omega)                                   # (M, F): fixed
+        proj = u @ omega.T - 0.5 * jnp.sum(u ** 2, -1, keepdims=True)               # (n, H, M)
+        stab = jnp.max(proj, axis=-1, keepdims=True) if rowwise else jnp.max(proj, axis=(0, 2), keepdims=True)
+        return jnp.exp(proj - jax.lax.stop_gradient(stab)) / jnp.sqrt(self.random_features)
+
+    def keys(self, xi):
+        """The reference points' keys, the absorbing slot first: (m (+1), H, M) or (m (+1), H, F)."""
+        fx = self.f(xi).reshape(xi.shape[0], self.heads, self.features)             # (m, H, F)
+        if self.absorbing:
+            fx = jnp.concatenate([self.absorbing_key[None], fx], 0)                 # (1 + m, H, F)
+        fx = self._scaled(fx)
+        return self._phi(fx, rowwise=False) if self.kernel == "favor" else fx
+
+    def summary(self, keys, r_xi):
+        """A reward's summary: favor (sum_j phi_hj r_j (H, R, M), sum_j phi_hj (H, M)); softmax (keys, r)."""
+        if self.absorbing:
+            r_xi = jnp.concatenate([jnp.zeros((r_xi.shape[0], 1), r_xi.dtype), r_xi], 1)   # (R, 1 + m)
+        if self.kernel == "favor":
+            return jnp.einsum("jhm,rj->hrm", keys, r_xi), jnp.sum(keys, 0)          # (H, R, M) (H, M)
+        return keys, r_xi
+
+    def answer(self, x, summary):
+        """U[r](x) (b, R) from the summaries of the rewards."""
+        out = self.g(x)                                                             # (b, H (F + 1))
+        mix = jax.nn.softmax(out[:, :self.heads], axis=-1)                          # (b, H)
+        gx = self._scaled(out[:, self.heads:].reshape(x.shape[0], self.heads, self.features))   # (b, H, F)
+        if self.kernel == "favor":
+            num, den = summary                                                      # (H, R, M) (H, M)
+            q = self._phi(gx, rowwise=True)                                         # (b, H, M)
+            u = jnp.einsum("bhm,hrm->bhr", q, num) / jnp.maximum(jnp.einsum("bhm,hm->bh", q, den), 1e-30)[..., None]
+        else:
+            keys, r_xi = summary                                                    # (m, H, F) (R, m)
+            w = jax.nn.softmax(jnp.einsum("bhf,jhf->bhj", gx, keys), axis=-1)       # (b, H, m)
+            u = jnp.einsum("bhj,rj->bhr", w, r_xi)                                  # (b, H, R)
+        return jnp.einsum("bh,bhr->br", mix, u) / (1.0 - self.gamma)                # (b, R)
+
+    def __call__(self, x, xi, r_xi):
+        return self.answer(x, self.summary(self.keys(xi), r_xi))
+
+
+KERNELS = ("favor", "softmax")
+
+
+class ForwardBackward(nn.Module):
+    """Forward-backward representation of the target policy's successor measure (Touati and
+    Ollivier 2021; Blier et al. 2021), for a FIXED policy:
+
+        M^pi(x, ds+) = sum_t gamma^t P(s_{t+1} in ds+ | x, pi) ~ F(x)^T B(s+) rho(ds+)
+        U[r](x) = F(x)^T z_r,   z_r = E_rho[B(s+) r(s+, pi(s+), .)] ~ 1/m sum_j B(xi_j) r_j
+
+    with rho the distribution of the data's next states; ``G[r] = r + gamma U[r]`` scores every
+    later step under pi. z is NOT projected onto a sphere (that would throw away Q's scale).
+    Trained by ``algorithms.fb`` (the measure's Bellman equation, contrastive, plus B's
+    orthonormality). The keys of an inference model's N points are B(xi_j), cached.
+    """
+
+    hidden: Sequence[int] = (256, 256)
+    features: int = 64
+
+    def setup(self):
+        self.forward_map = MLP(self.hidden, self.features)
+        self.backward_map = MLP(self.hidden, self.features)
+
+    def keys(self, xi):
+        return self.backward_map(xi)                                                # (m, d)
+
+    def summary(self, keys, r_xi):
+        return r_xi @ keys / keys.shape[0]                                          # (R, d): z_r
+
+    def answer(self, x, summary):
+        return self.forward_map(x) @ summary.T                                      # (b, R)
+
+    def __call__(self, x, xi, r_xi):
+        return self.answer(x, self.summary(self.keys(xi), r_xi))
+
+
 class QNetwork(nn.Module):
     """A plain Q network for ONE reward, the per-reward FQE oracle:
 
@@ -179,28 +312,52 @@ class QNetwork(nn.Module):
         return MLP(self.hidden, 1, name="q")(x) + scale[:, 0]       # (b, 1)
 
 
-NETWORKS = {"attention": AttentionOperator, "linear": LinearOperator,
-            "vanilla": VanillaOperator, "sf": SuccessorFeatures, "maxout": MaxOutOperator,
-            "fqe": QNetwork}
+@dataclass(frozen=True)
+class NetworkSpec:
+    """A registered network: how to build it and how a reward reaches it.
+
+    ``encoding``: ``reference`` (the reward's values at the m reference points, the paper's),
+    ``policy`` (values at reference states under the target policy's action, G = r + gamma U),
+    ``basis`` (successor-feature weights by ridge regression), ``scale`` (one reward, FQE).
+    """
+
+    build: Callable[..., nn.Module]   # (gamma, hidden, features, n_basis, heads, absorbing, ...) -> module
+    encoding: str                     # reference, policy, basis or scale
+    control: bool                     # a control operator (``resolvent optimize``)
+    label: str                        # name in tables and plots
+
+
+def _check_heads(heads: int) -> int:
+    if heads < 1:
+        raise ValueError(f"heads (max-out's K) must be >= 1, got {heads}")
+    return heads
+
+
+NETWORKS: dict[str, NetworkSpec] = {
+    "attention": NetworkSpec(lambda g, h, f, n, k, a, **kw: AttentionOperator(g, h, f, a), "reference", False,
+                             "attention"),
+    "linear": NetworkSpec(lambda g, h, f, n, k, a, **kw: LinearOperator(g, h, f), "reference", False, "linear"),
+    "vanilla": NetworkSpec(lambda g, h, f, n, k, a, **kw: VanillaOperator(h, f), "reference", False, "vanilla"),
+    "sf": NetworkSpec(lambda g, h, f, n, k, a, **kw: SuccessorFeatures(n, h), "basis", False,
+                      "successor features"),
+    "maxout": NetworkSpec(lambda g, h, f, n, k, a, **kw: MaxOutOperator(g, h, f, _check_heads(k)), "reference", True,
+                          "max-out"),
+    "fqe": NetworkSpec(lambda g, h, f, n, k, a, **kw: QNetwork(h), "scale", False, "FQE (per reward)"),
+    "favor": NetworkSpec(lambda g, h, f, n, k, a, random_features=256, kernel_heads=4, **kw: KernelOperator(
+        g, h, f, random_features, "favor", a, kernel_heads), "policy", False, "favor (under pi, whole dataset)"),
+    "pi-attention": NetworkSpec(lambda g, h, f, n, k, a, kernel_heads=4, **kw: KernelOperator(
+        g, h, f, 1, "softmax", a, kernel_heads), "policy", False, "attention under pi"),
+    "fb": NetworkSpec(lambda g, h, f, n, k, a, **kw: ForwardBackward(h, f), "policy", False, "forward-backward"),
+}
 
 
 def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
-                 heads: int = 8, absorbing: bool = False):
+                 heads: int = MaxOutOperator.heads, absorbing: bool = False, random_features: int = 256,
+                 kernel_heads: int = 4) -> nn.Module:
     """The network of ``method`` with the experiment's sizes (``heads``: max-out's K;
-    ``absorbing``: the attention operator's absorbing-state slot)."""
+    ``absorbing``: the absorbing-state slot of attention and the kernel operators;
+    ``random_features``: favor's M; ``kernel_heads``: the kernel operators' mixture H)."""
     if method not in NETWORKS:
         raise ValueError(f"unknown method {method!r}; known: {sorted(NETWORKS)}")
-    hidden = tuple(hidden)
-    if method == "maxout":
-        if heads < 1:
-            raise ValueError(f"heads (max-out's K) must be >= 1, got {heads}")
-        return MaxOutOperator(gamma=gamma, hidden=hidden, features=features, heads=heads)
-    if method == "attention":
-        return AttentionOperator(gamma=gamma, hidden=hidden, features=features, absorbing=absorbing)
-    if method == "linear":
-        return LinearOperator(gamma=gamma, hidden=hidden, features=features)
-    if method == "vanilla":
-        return VanillaOperator(hidden=hidden, features=features)
-    if method == "fqe":
-        return QNetwork(hidden=hidden)
-    return SuccessorFeatures(n_basis=n_basis, hidden=hidden)
+    return NETWORKS[method].build(gamma, tuple(hidden), features, n_basis, heads, absorbing,
+                                  random_features=random_features, kernel_heads=kernel_heads)

@@ -1,8 +1,10 @@
 """Out-of-family probe rewards: how well an operator answers rewards nobody trained it on.
 
 Each family has at least six, of different kinds (a region indicator, a quadratic of one
-state dimension, action effort, a height or a velocity, products and mixtures), written like
-any user reward: a callable over the stored transition quantities returning (n,) values.
+state dimension, action effort, a height or a velocity, products and mixtures, and the rate of
+change of a state quantity, read from ``next_obs``: its Q is decided by the first steps'
+transient), written like any user reward: a callable over the stored transition quantities
+returning (n,) values.
 """
 from __future__ import annotations
 
@@ -31,6 +33,9 @@ PENDULUM = {
     "power": lambda f: f["obs"][:, 2] * jnp.clip(f["action"][:, 0], -2, 2),         # product
     "side-bump": lambda f: jnp.exp(-((_angle(f) - 1.0) ** 2) / 0.2),                 # local bump
     "mixture": lambda f: 0.5 * f["obs"][:, 0] - 0.1 * jnp.abs(f["obs"][:, 2]) + 0.2 * f["obs"][:, 1],
+    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
+    "angle-rate": lambda f: (jnp.arctan2(f["next_obs"][:, 1], f["next_obs"][:, 0]) - _angle(f) + jnp.pi)
+    % (2 * jnp.pi) - jnp.pi,                                                         # the step's turn
 }
 
 HALFCHEETAH = {
@@ -41,6 +46,8 @@ HALFCHEETAH = {
     "height": lambda f: f["obs"][:, 0],                                              # root z
     "velocity-x-height": lambda f: f["x_velocity"] * f["obs"][:, 0],                 # product
     "run-fast": lambda f: f["x_velocity"] + 0.1 * _effort(f),                       # HalfCheetah-v5's own
+    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
+    "pitch-rate": lambda f: f["next_obs"][:, 1] - f["obs"][:, 1],
 }
 
 ANT = {
@@ -51,6 +58,7 @@ ANT = {
     "speed": lambda f: jnp.sqrt(f["x_velocity"] ** 2 + f["y_velocity"] ** 2),
     "yaw-rate-x-velocity": lambda f: f["obs"][:, 18] * f["x_velocity"],             # product
     "mixture": lambda f: f["y_velocity"] - 0.5 * f["obs"][:, 0] + 0.25 * _effort(f),
+    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
 }
 
 PROBES: dict[str, dict[str, Reward]] = {
@@ -82,3 +90,25 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
                 f"action, so a reward may read only {sorted(set(features) - set(unknown))})") if unknown else ""
         raise ValueError(f"{name} returned non-finite values on the {what}{hint}")
     return values
+
+
+class _Reads(dict):
+    """A features dict that records which keys a reward reads."""
+
+    def __init__(self, features):
+        super().__init__(features)
+        self.read: set = set()
+
+    def __getitem__(self, key):
+        self.read.add(key)
+        return super().__getitem__(key)
+
+
+def reads(reward: Reward, features: Mapping) -> set:
+    """The keys of ``features`` that ``reward`` reads (all of them if it fails on two rows)."""
+    probe = _Reads({k: jnp.asarray(np.asarray(v)[:2]) for k, v in features.items()})
+    try:
+        reward(probe)
+    except Exception:  # noqa: BLE001 - evaluate_reward reports the reward's own error where it is used
+        return set(features)
+    return probe.read

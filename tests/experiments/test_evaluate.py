@@ -1,15 +1,20 @@
 import dataclasses
 import json
+import shutil
 
+import h5py
 import numpy as np
 import pytest
+from minari.storage.datasets_root_dir import get_dataset_path
 
+from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.families import get_family
 from resolvent.model import CheckpointError
 from resolvent.rewards import PriorConfig
 
 TINY = dict(steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
-            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3,
+            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
             methods=("attention", "vanilla"))
 
 
@@ -105,19 +110,16 @@ def test_bad_config_is_rejected():
 
 
 def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatch):
-    import resolvent.experiments.evaluate as ev
-
-    real = ev.load_transitions
-
-    def poisoned(*a, **k):
-        data = real(*a, **k)
-        data["obs"] = data["obs"].copy()
-        data["obs"][7, 0] = np.nan
-        from resolvent.data import validate_transitions
-        validate_transitions(data, ev.get_family("pendulum-angle"), 3, 1)
-        return data
-
-    monkeypatch.setattr(ev, "load_transitions", poisoned)
+    """A stored dataset with a NaN observation: the run's own loader refuses it, naming the field
+    and the transition, before the run writes anything."""
+    family = get_family("pendulum-angle")
+    load_transitions(family, "expert")                    # the test session's dataset, built once
+    did = dataset_id(family, "expert")
+    root = tmp_path / "minari"                            # a poisoned copy; the original stays clean
+    shutil.copytree(get_dataset_path(did), root / did)
+    with h5py.File(root / did / "data" / "main_data.hdf5", "r+") as f:
+        f["episode_0/observations"][7, 0] = np.nan
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
     with pytest.raises(ValueError, match="'obs' has a non-finite value .* transition 7"):
         run_evaluate(EvaluateConfig(**TINY), tmp_path / "nan")
     assert not (tmp_path / "nan" / "config.json").exists()
@@ -127,7 +129,8 @@ def test_fqe_oracle_and_every_prior(tmp_path):
     """The FQE oracle reports test rewards only; every prior trains every operator."""
     res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe", "sf", "linear")}), tmp_path / "o", plot=False)
     fqe = res["methods"]["fqe"]
-    assert set(fqe) == {"test_mse", "test_r2", "loss", "steps", "seconds"} and len(fqe["test_mse"]) == 2
+    assert {"test_mse", "test_r2", "traj_test_r2", "data_test_rel_rmse", "loss", "steps", "seconds"} <= set(fqe)
+    assert all("test_" in k for k in fqe if k not in ("loss", "steps", "seconds")) and len(fqe["test_mse"]) == 2
     rows = [r for r in RunDir(tmp_path / "o").read_metrics() if r["method"] == "fqe"]
     assert {r["step"] for r in rows} == {0, 10, 20, 30, 40} and "train_mse" not in rows[0]
     for kind in ("family", "generic"):

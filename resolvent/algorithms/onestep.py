@@ -1,0 +1,133 @@
+"""A one-step model of the data: what a transition stores besides (s, a), predicted from (s, a).
+
+Rewards may read the step's next quantities: ``next_obs``, the environment's ``reward``, the
+info entries (HalfCheetah's ``x_velocity``), ``terminated``. To score a reward where the data
+has no transition, at (s, pi(s)) for the target policy pi, or at a query (s, a), this model
+predicts them (the deterministic-dynamics case of the data's conditional mean):
+
+    next_obs(s, a) = s + D(s, a)_obs,        e_k(s, a) = D(s, a)_k    for every scalar e_k
+
+an MLP D fitted by least squares on the dataset, its targets normalised by their standard
+deviations. Quantities that do not vary in the data are predicted as their constant.
+``predict`` returns a full transition dict (obs, action, the predicted rest), the schema of
+``resolvent.transitions``, so every reward reads it like a dataset row.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Mapping, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from resolvent.operators.networks import MLP
+
+
+@dataclass(frozen=True)
+class OneStepConfig:
+    """How the one-step model is fitted."""
+
+    hidden: tuple[int, ...] = (256, 256)   # hidden layers of D
+    steps: int = 3000                      # Adam steps
+    lr: float = 1e-3                       # Adam learning rate (cosine-decayed to 0)
+    batch_size: int = 512                  # transitions per step
+
+
+class OneStepModel(NamedTuple):
+    """A fitted one-step model: parameters and the (de)normalisation of inputs and targets."""
+
+    params: dict
+    x_mean: np.ndarray          # (dx,) input normalisation of (s, a)
+    x_std: np.ndarray           # (dx,)
+    y_mean: np.ndarray          # (dy,) target normalisation
+    y_std: np.ndarray           # (dy,)
+    keys: tuple[str, ...]       # scalar quantities predicted, after the ds next_obs deltas
+    hidden: tuple[int, ...]
+
+
+def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Regression targets (n, ds + k): next_obs - obs, then every scalar quantity."""
+    keys = tuple(k for k in features if k not in ("obs", "action", "next_obs"))
+    obs = np.asarray(features["obs"], np.float32)
+    cols = [np.asarray(features["next_obs"], np.float32) - obs]
+    cols += [np.asarray(features[k], np.float32)[:, None] for k in keys]
+    return np.concatenate(cols, -1), keys
+
+
+def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
+        x_std: np.ndarray) -> OneStepModel:
+    """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets."""
+    y, keys = targets(features)                                              # (n, dy)
+    y_mean, y_std = y.mean(0), y.std(0)
+    y_std = np.where(y_std < 1e-6, 1.0, y_std)
+    x = (np.concatenate([features["obs"], features["action"]], -1) - x_mean) / x_std   # (n, dx)
+    xj, yj = jnp.asarray(x, jnp.float32), jnp.asarray((y - y_mean) / y_std, jnp.float32)
+    net = MLP(tuple(config.hidden), y.shape[1])
+    k_init, k_steps = jax.random.split(key)
+    params = net.init(k_init, xj[:1])
+    opt = optax.adam(optax.cosine_decay_schedule(config.lr, config.steps))
+
+    def step(carry, k):
+        params, opt_state = carry
+        idx = jax.random.randint(k, (config.batch_size,), 0, xj.shape[0])   # (b,)
+        value, grads = jax.value_and_grad(
+            lambda p: jnp.mean((net.apply(p, xj[idx]) - yj[idx]) ** 2))(params)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), value
+
+    run = jax.jit(lambda p, ks: jax.lax.scan(step, (p, opt.init(p)), ks))
+    (params, _), _ = run(params, jax.random.split(k_steps, config.steps))
+    params = jax.tree_util.tree_map(np.asarray, params)
+    return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
+                        y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden))
+
+
+def predict(model: OneStepModel, obs, action) -> dict:
+    """The transition quantities at (obs (n, ds), action (n, da)): obs, action, the predicted
+    next_obs and scalars (n,)."""
+    obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
+    y = _apply(model.hidden, model.params, (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std)
+    y = y * model.y_std + model.y_mean                                       # (n, dy)
+    ds = obs.shape[1]
+    out = {"obs": obs, "action": action, "next_obs": obs + y[:, :ds]}
+    out.update({k: y[:, ds + i] for i, k in enumerate(model.keys)})
+    return out
+
+
+_APPLY: dict = {}
+
+
+def _apply(hidden: tuple[int, ...], params, x):
+    """D(x), one jitted apply per network shape."""
+    out = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[0])
+    if (hidden, out) not in _APPLY:
+        _APPLY[(hidden, out)] = jax.jit(MLP(hidden, out).apply)
+    return _APPLY[(hidden, out)](params, x)
+
+
+def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.ndarray]:
+    """The model as flat arrays (for a model's .npz)."""
+    flat = {f"{prefix}param/{'/'.join(str(getattr(k, 'key', k)) for k in path)}": np.asarray(v)
+            for path, v in jax.tree_util.tree_flatten_with_path(model.params)[0]}
+    return {**flat, f"{prefix}x_mean": model.x_mean, f"{prefix}x_std": model.x_std,
+            f"{prefix}y_mean": model.y_mean, f"{prefix}y_std": model.y_std,
+            f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64)}
+
+
+def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
+    """The inverse of ``to_arrays``; None where the arrays hold no model."""
+    if f"{prefix}x_mean" not in arrays:
+        return None
+    params: dict = {}
+    for name, v in arrays.items():
+        if name.startswith(f"{prefix}param/"):
+            node = params
+            *path, leaf = name[len(prefix) + 6:].split("/")
+            for p in path:
+                node = node.setdefault(p, {})
+            node[leaf] = np.asarray(v)
+    return OneStepModel(params, arrays[f"{prefix}x_mean"], arrays[f"{prefix}x_std"], arrays[f"{prefix}y_mean"],
+                        arrays[f"{prefix}y_std"], tuple(str(k) for k in arrays[f"{prefix}keys"]),
+                        tuple(int(h) for h in arrays[f"{prefix}hidden"]))

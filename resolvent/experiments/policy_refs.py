@@ -1,0 +1,71 @@
+"""The data of the ``policy`` encoding: rewards scored under the target policy.
+
+Every method whose network has the ``policy`` encoding (``operators.NETWORKS``) reads a reward
+at the data's next states with the target policy's action, x'_pi = (s', pi(s')), whose next
+quantities (next_obs, the stored reward, info entries, terminated) come from a one-step model
+of the data (``algorithms.onestep``), and at the query's own first step (s, a), the same way.
+``PolicyRefs`` holds, once per experiment: the fitted one-step model, the transition quantities
+at every x'_pi, the pi-scored values of every reward set there, the reward inputs of the
+generic prior there, and the reference pool (up to ``ref_pool`` of those points) that the
+scores and the saved inference models encode rewards over.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from resolvent.algorithms import onestep
+from resolvent.keys import named_key
+from resolvent.rewards import reward_inputs
+from resolvent.rewards.probes import evaluate_reward
+
+WHAT = {"train": "training reward", "test": "test reward", "probe": "probe reward", "heldout": "held-out reward"}
+
+
+@dataclass
+class PolicyRefs:
+    """Rewards scored under pi, for the methods of the ``policy`` encoding."""
+
+    model: onestep.OneStepModel   # the one-step model of the data
+    features: dict                # (n rows) transition quantities at x'_pi = (s', pi(s'))
+    pool: np.ndarray              # (N,) indices of the reference pool among the n points
+    values: dict                  # set -> (R, n) train / (R, N) other sets: pi-scored reward values
+    z: np.ndarray                 # (n, dz) raw reward inputs at x'_pi (generic prior)
+
+    @property
+    def pool_features(self) -> dict:
+        return {k: v[self.pool] for k, v in self.features.items()}
+
+
+def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_000) -> dict:
+    """The one-step model's transition quantities at (obs, action), as numpy, in chunks."""
+    parts = [onestep.predict(model, obs[i:i + chunk], action[i:i + chunk]) for i in range(0, len(obs), chunk)]
+    return {k: np.concatenate([np.asarray(p[k]) for p in parts]) for k in parts[0]}
+
+
+def policy_refs(features: dict, next_actions: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray, rewards: dict,
+                extras: tuple[str, ...], config: onestep.OneStepConfig, ref_pool: int, seed: int) -> PolicyRefs:
+    """Fit the one-step model, score every reward set at x'_pi; ``rewards``: set -> [(name, callable)]."""
+    model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+    pi = predict_features(model, np.asarray(features["next_obs"], np.float32), np.asarray(next_actions, np.float32))
+    n = len(next_actions)
+    pool = np.sort(np.random.default_rng(seed + 2).choice(n, min(n, ref_pool), replace=False))
+    pool_feats = {k: v[pool] for k, v in pi.items()}
+    values = {}
+    for s, named in rewards.items():
+        where, feats = ("all", pi) if s == "train" else ("pool", pool_feats)
+        rows = len(next(iter(feats.values())))
+        values[s] = (jnp.stack([evaluate_reward(r, feats, f"target policy's points ({where})", f"{WHAT[s]} {k!r}")
+                                for k, r in named]) if named else jnp.zeros((0, rows)))
+    return PolicyRefs(model, pi, pool, values, reward_inputs(pi, extras))
+
+
+def first_step_values(model: onestep.OneStepModel, rewards: list, obs, action, what: str) -> jax.Array:
+    """Rewards (R, b) at the query points' own first step (s, a), its next quantities predicted."""
+    feats = predict_features(model, np.asarray(obs, np.float32), np.asarray(action, np.float32))
+    if not rewards:
+        return jnp.zeros((0, len(obs)))
+    return jnp.stack([evaluate_reward(r, feats, what, f"reward {k!r}") for k, r in rewards])

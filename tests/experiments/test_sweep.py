@@ -1,0 +1,230 @@
+"""`resolvent sweep` on a local Ray: a worker killed mid-run is retried and resumes to the same
+numbers as an uninterrupted run; finished runs are skipped; the run lock holds; TensorBoard
+events match metrics.jsonl; the spec is checked; `resolvent report` on the finished sweep."""
+import csv
+import json
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+import ray
+import scipy.stats
+from click.testing import CliRunner
+from rliable import metrics
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+from resolvent.cli import main
+from resolvent.experiments import RunDir
+from resolvent.experiments.report import interval_estimates, iqm, report
+from resolvent.experiments.sweep import parse_spec, run_one, run_state, run_sweep
+
+TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
+        "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
+        "n_train_rewards": 8, "n_test_rewards": 4}
+SPEC = {"task": "evaluate", "seeds": 2, "fixed": TINY}
+OPT_TINY = {"family": "pendulum-angle", "dataset": "replay", "methods": ["maxout", "vanilla"], "steps": 20,
+            "eval_every": 10, "checkpoint_every": 10, "m": 16, "n_train_rewards": 8, "hidden": [16], "features": 8,
+            "heads": 2, "eval_episodes": 2, "n_return_rewards": 2, "batch_size": 32}
+
+
+def rows(path):
+    return [{k: v for k, v in r.items() if k != "seconds"} for r in RunDir(path).read_metrics()]
+
+
+def final(path):
+    res = json.loads((path / "results.json").read_text())
+    return {m: {k: v for k, v in e.items() if k != "seconds"} for m, e in res["methods"].items()}
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, object_store_memory=100 * 2**20)
+    yield
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def killed(local_ray, tmp_path_factory):
+    """An uninterrupted run of seed 0, then the 2-run sweep whose seed-0 worker is killed (SIGKILL)
+    right after its first checkpoint."""
+    root = tmp_path_factory.mktemp("sweep")
+    reference = run_sweep(parse_spec({**SPEC, "seeds": [0]}, out=root / "reference"), progress=False)
+    grid = parse_spec(SPEC, out=root / "killed")
+    target = grid.runs[0].path
+    summary = {}
+    sweeper = threading.Thread(target=lambda: summary.update(run_sweep(grid, progress=False)))
+    sweeper.start()
+    deadline = time.monotonic() + 300
+    while not (target / "checkpoints" / "linear.ckpt").exists():
+        assert sweeper.is_alive() and time.monotonic() < deadline, "the run never checkpointed"
+        time.sleep(0.005)
+    pid = int((target / "run.lock").read_text().split()[0])
+    midway = "linear" not in json.loads((target / "results.json").read_text())["methods"]
+    os.kill(pid, signal.SIGKILL)
+    sweeper.join(timeout=300)
+    return {"root": root, "grid": grid, "reference": reference, "summary": summary, "pid": pid, "midway": midway}
+
+
+def test_killed_worker_is_retried_and_resumes_to_the_uninterrupted_result(killed):
+    root, summary = killed["root"], killed["summary"]
+    assert killed["pid"] != os.getpid() and killed["midway"]
+    assert killed["reference"]["ran"] == [str(root / "reference" / "run" / "seed-0")]
+    assert summary["failed"] == {} and summary["skipped"] == []
+    assert summary["resumed"] == [str(root / "killed" / "run" / "seed-0")]     # the retry resumed
+    assert summary["ran"] == [str(root / "killed" / "run" / "seed-1")]
+    done, ref = root / "killed" / "run" / "seed-0", root / "reference" / "run" / "seed-0"
+    assert rows(done) == rows(ref) and final(done) == final(ref)
+    assert [r["step"] for r in rows(done)] == list(range(0, 1001, 50))
+    assert rows(root / "killed" / "run" / "seed-1") != rows(ref)                # another experiment seed
+    assert json.loads((done / "config.json").read_text())["seed"] == 0
+    assert not (done / "run.lock").exists()
+
+
+def test_tensorboard_events_match_metrics_after_the_resume(killed):
+    done = killed["root"] / "killed" / "run" / "seed-0"
+    assert len(list((done / "tb" / "linear-seed0").glob("events.out.tfevents.*"))) == 2   # killed + resumed
+    acc = EventAccumulator(str(done / "tb" / "linear-seed0"))
+    acc.Reload()
+    for key in ("test_mse", "train_r2", "loss"):
+        events = acc.Scalars(key)
+        want = [(r["step"], r[key]) for r in RunDir(done).read_metrics() if r[key] is not None]
+        assert [(e.step, pytest.approx(e.value, rel=1e-6)) for e in events] == want, key
+
+
+def test_second_sweep_skips_finished_runs(killed):
+    grid = parse_spec(SPEC, out=killed["root"] / "killed")
+    before = {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs}
+    assert [run_state(r) for r in grid.runs] == ["done", "done"]
+    summary = run_sweep(grid, progress=False)
+    assert summary["skipped"] == [str(r.path) for r in grid.runs] and not summary["ran"] + summary["resumed"]
+    assert {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs} == before
+
+
+def test_a_run_another_process_writes_is_not_written_twice(local_ray, tmp_path):
+    grid = parse_spec({**SPEC, "seeds": [5]}, out=tmp_path)
+    with RunDir(grid.runs[0].path).writer():
+        summary = run_sweep(grid, progress=False)
+    (path, why), = summary["failed"].items()
+    assert path == str(grid.runs[0].path) and f"in use by process {os.getpid()}" in why
+    assert not (grid.runs[0].path / "config.json").exists()
+
+
+def test_report_of_the_sweep(killed, tmp_path):
+    root = killed["root"] / "killed"
+    written = report(root, tmp_path, reps=500, copy=True)
+    assert set(written) == {"report.md", "report.csv", "ope.png"}
+    assert written["ope.png"].stat().st_size > 10_000
+    table = list(csv.DictReader(written["report.csv"].open()))
+    got = {r["metric"]: r for r in table}
+    finals = [final(root / "run" / f"seed-{s}")["linear"]["test_mse"][0] for s in (0, 1)]
+    assert got["test_mse"]["seeds"] == "2" and got["test_mse"]["expected_seeds"] == "2"
+    assert float(got["test_mse"]["iqm"]) == pytest.approx(np.mean(finals))      # two seeds: nothing trimmed
+    assert min(finals) <= float(got["test_mse"]["ci_low"]) <= float(got["test_mse"]["ci_high"]) <= max(finals)
+    assert "| linear | 2/2 |" in written["report.md"].read_text()
+    # the copied small files report again to the same table
+    again = report(tmp_path, tmp_path / "again", reps=500)
+    assert again["report.csv"].read_text() == written["report.csv"].read_text()
+
+
+def test_cli_dry_run_and_report(killed, tmp_path):
+    spec = tmp_path / "spec.toml"
+    spec.write_text('task = "evaluate"\nseeds = 2\n[fixed]\n'
+                    + "".join(f"{k} = {json.dumps(v)}\n" for k, v in TINY.items()))
+    res = CliRunner().invoke(main, ["sweep", str(spec), "--out", str(killed["root"] / "killed"), "--dry-run"])
+    assert res.exit_code == 0, res.output
+    assert res.output.split() == ["done", str(killed["root"] / "killed" / "run" / "seed-0"),
+                                  "done", str(killed["root"] / "killed" / "run" / "seed-1")]
+    res = CliRunner().invoke(main, ["report", str(killed["root"] / "killed"), "--out", str(tmp_path / "r"),
+                                    "--reps", "200"])
+    assert res.exit_code == 0, res.output
+    assert "IQM over seeds" in res.output and (tmp_path / "r" / "report.csv").is_file()
+
+
+def test_spec_expands_into_cells_and_seeds(tmp_path):
+    grid = parse_spec({"task": "evaluate", "seeds": [3, 7], "fixed": TINY,
+                       "axes": {"dataset": ["replay", "expert"], "fqe": {"tau": [0.005, 0.05]}}}, out=tmp_path)
+    assert [r.cell for r in grid.runs[::2]] == ["replay-tau=0.005", "replay-tau=0.05", "expert-tau=0.005",
+                                                "expert-tau=0.05"]
+    assert [r.seed for r in grid.runs[:2]] == [3, 7]
+    run = grid.runs[1]
+    assert run.path == tmp_path / "replay-tau=0.005" / "seed-7"
+    assert (run.config.seed, run.config.seeds, run.config.fqe.tau, run.config.dataset) == (7, 1, 0.005, "replay")
+    assert run.config.prior.kind == "family"            # the paper preset's prior, its tau overridden
+    grids = parse_spec({"task": "optimize", "seeds": 1, "fixed": {"methods": ["maxout"]},
+                        "grid": [{"axes": {"family": ["pendulum-angle"]}, "fixed": {"dataset": "replay"}},
+                                 {"axes": {"family": ["ant-dir"]}, "seeds": 2, "fixed": {"steps": 3000}}]},
+                       out=tmp_path)
+    assert [(r.cell, r.seed, r.config.dataset, r.config.steps) for r in grids.runs] == [
+        ("pendulum-angle", 0, "replay", 15000), ("ant-dir", 0, "expert", 3000), ("ant-dir", 1, "expert", 3000)]
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"task": "evaluate", "fixd": {}}, r"unknown key \['fixd'\]"),
+    ({"task": "train"}, "task must be one of"),
+    ({"task": "evaluate", "fixed": {"stepz": 10}}, r"\[fixed\]: evaluate option: unknown key \['stepz'\]"),
+    ({"task": "evaluate", "axes": {"seed": [0, 1]}}, "set by the sweep's seed axis"),
+    ({"task": "evaluate", "axes": {"steps": 100}}, "steps must be a non-empty list"),
+    ({"task": "evaluate", "seeds": 0}, "seeds must be a count >= 1"),
+    ({"task": "evaluate", "fixed": {"fqe": {"taux": 1}}}, r"unknown FQE config keys \['taux'\]"),
+    ({"task": "evaluate", "axes": {"family": ["pendulum-angle", "moon"]}}, "cell 'moon'"),
+    ({"task": "optimize", "fixed": {"preset": "paper"}}, r"optimize option: unknown key \['preset'\]"),
+    ({"task": "evaluate", "axes": {"dataset": ["expert"]}, "grid": []}, "not both"),
+])
+def test_spec_rejects_bad_keys_and_values_by_name(spec, message):
+    with pytest.raises(ValueError, match=message):
+        parse_spec(spec)
+
+
+def test_a_folder_of_another_configuration_is_refused(tmp_path):
+    run = parse_spec(SPEC, out=tmp_path).runs[0]
+    RunDir(run.path).write_json("config.json", {**run.config.to_dict(), "steps": 4000})
+    with pytest.raises(ValueError, match=r"another configuration \(differs in \['steps'\]\)"):
+        run_state(run)
+    res = CliRunner().invoke(main, ["sweep", "/nonexistent.toml"])
+    assert res.exit_code == 2
+
+
+def test_cli_names_a_bad_spec(tmp_path):
+    spec = tmp_path / "bad.toml"
+    spec.write_text('task = "evaluate"\n[fixed]\nstepz = 3\n')
+    res = CliRunner().invoke(main, ["sweep", str(spec)])
+    assert res.exit_code == 2 and "error:" in res.output and "stepz" in res.output
+    spec.write_text('task = "evaluate"\n[fixed\n')
+    res = CliRunner().invoke(main, ["sweep", str(spec)])
+    assert res.exit_code == 2 and "not valid TOML" in res.output
+
+
+def test_iqm_of_known_arrays():
+    x = np.arange(1.0, 9.0)[:, None]                          # (8 runs, 1 task): drops 1, 2 and 7, 8
+    assert iqm(x) == pytest.approx([4.5])
+    assert iqm(np.array([[1.0], [2.0], [3.0], [100.0]])) == pytest.approx([2.5])   # the outlier trimmed
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(10, 1, 7))                          # (runs, tasks, steps)
+    assert iqm(scores) == pytest.approx([metrics.aggregate_iqm(scores[..., t]) for t in range(7)])
+    assert iqm(scores) == pytest.approx(scipy.stats.trim_mean(scores[:, 0], 0.25, axis=0))
+    const = interval_estimates({"c": np.full((5, 1), 3.0)}, reps=200)["c"]
+    assert [float(v[0]) for v in const] == [3.0, 3.0, 3.0]
+    (mid, lo, hi), = interval_estimates({"x": x}, reps=2000).values()
+    assert mid[0] == pytest.approx(4.5) and 1.0 <= lo[0] < 4.5 < hi[0] <= 8.0
+    again = interval_estimates({"x": x}, reps=2000)["x"]
+    assert float(again[1][0]) == float(lo[0]) and float(again[2][0]) == float(hi[0])   # seeded: the same
+    curve = interval_estimates({"s": scores}, reps=500)["s"]
+    assert curve[0].shape == curve[1].shape == (7,) and np.all(curve[1] <= curve[0]) and np.all(curve[0] <= curve[2])
+
+
+def test_report_of_an_optimize_sweep_draws_the_opi_figure(tmp_path):
+    grid = parse_spec({"task": "optimize", "seeds": 2, "fixed": OPT_TINY}, out=tmp_path)
+    for run in grid.runs:                      # the sweep's task, here in-process
+        assert run_one("optimize", run.config.to_dict(), str(run.path)) is False
+    (tmp_path / "sweep.json").write_text(json.dumps(grid.manifest()))
+    written = report(tmp_path, reps=300)
+    assert set(written) == {"report.md", "report.csv", "opi.png"}
+    got = {(r["method"], r["metric"]): r for r in csv.DictReader(written["report.csv"].open())}
+    assert set(got) == {(m, k) for m in ("maxout", "vanilla") for k in ("return", "test_return")}
+    res = [json.loads((r.path / "results.json").read_text())["methods"]["maxout"] for r in grid.runs]
+    assert float(got[("maxout", "return")]["iqm"]) == pytest.approx(np.mean([r["return"][0] for r in res]))
+    tests = [np.mean([v[0] for v in r["test_returns"].values()]) for r in res]
+    assert float(got[("maxout", "test_return")]["iqm"]) == pytest.approx(np.mean(tests))

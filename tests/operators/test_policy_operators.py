@@ -1,0 +1,73 @@
+"""Exact properties of the operators scored under the target policy (G = r + gamma U)."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from resolvent.operators import make_network
+
+GAMMA = 0.9
+KERNELS = [("favor", False), ("favor", True), ("pi-attention", False), ("pi-attention", True)]
+
+
+def setup(method, absorbing, seed, b=5, m=9, dx=3):
+    net = make_network(method, GAMMA, (32, 32), 8, 0, absorbing=absorbing, random_features=32)
+    k = jax.random.split(jax.random.PRNGKey(seed), 4)
+    x, xi = jax.random.normal(k[0], (b, dx)) * 3, jax.random.normal(k[1], (m, dx)) * 3
+    return net, net.init(k[2], x, xi, jnp.zeros((1, m))), x, xi, k[3]
+
+
+seeds = st.integers(0, 2**30)
+floats = st.floats(-10, 10, allow_nan=False)
+
+
+@pytest.mark.parametrize("method,absorbing", KERNELS + [("fb", False)])
+@settings(max_examples=5, deadline=None)
+@given(seed=seeds, a=floats, b=floats)
+def test_linear(method, absorbing, seed, a, b):
+    net, params, x, xi, k = setup(method, absorbing, seed)
+    r1, r2 = jax.random.normal(k, (2, 1, xi.shape[0])) * 5
+    u = lambda r: net.apply(params, x, xi, r)  # noqa: E731
+    np.testing.assert_allclose(u(a * r1 + b * r2), a * u(r1) + b * u(r2), rtol=1e-3, atol=1e-2)
+
+
+@pytest.mark.parametrize("method,absorbing", KERNELS)
+@settings(max_examples=5, deadline=None)
+@given(seed=seeds)
+def test_monotone(method, absorbing, seed):
+    net, params, x, xi, k = setup(method, absorbing, seed)
+    k1, k2 = jax.random.split(k)
+    r = jax.random.normal(k1, (1, xi.shape[0])) * 5
+    delta = jnp.abs(jax.random.normal(k2, (1, xi.shape[0])))
+    assert bool(jnp.all(net.apply(params, x, xi, r + delta) >= net.apply(params, x, xi, r) - 1e-3))
+
+
+@pytest.mark.parametrize("method", ["favor", "pi-attention"])
+@settings(max_examples=5, deadline=None)
+@given(seed=seeds, c=floats)
+def test_constant_maps_to_c_over_one_minus_gamma(method, seed, c):
+    """G[c] = c + gamma U[c] = c + gamma c/(1-gamma) = c/(1-gamma)."""
+    net, params, x, xi, _ = setup(method, False, seed)
+    g = c + GAMMA * net.apply(params, x, xi, jnp.full((1, xi.shape[0]), c))
+    np.testing.assert_allclose(g, c / (1 - GAMMA), rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("method", ["favor", "pi-attention"])
+def test_absorbing_slot_takes_mass_and_stays_a_sub_probability(method):
+    net, params, x, xi, _ = setup(method, True, 3)
+    w = np.asarray(net.apply(params, x, xi, jnp.ones((1, xi.shape[0])))) * (1 - GAMMA)   # total mass
+    assert np.all(w > 0) and np.all(w < 1)
+
+
+@pytest.mark.parametrize("method", ["favor", "pi-attention", "fb"])
+def test_cached_keys_give_the_same_answer(method):
+    """An inference model caches the keys of its N reference points: keys -> summary -> answer
+    equals the one-call operator."""
+    net, params, x, xi, k = setup(method, method != "fb", 5)
+    r = jax.random.normal(k, (3, xi.shape[0]))
+    keys = net.apply(params, xi, method=lambda m, v: m.keys(v))
+    summary = net.apply(params, keys, r, method=lambda m, a, b: m.summary(a, b))
+    np.testing.assert_allclose(net.apply(params, x, summary, method=lambda m, a, b: m.answer(a, b)),
+                               net.apply(params, x, xi, r), rtol=1e-5, atol=1e-5)
