@@ -40,7 +40,7 @@ class TDConfig:
         if not 0 < self.gamma < 1:
             raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
         if not 0 < self.lr < float("inf"):
-            raise ValueError(f"lr (the learning rate) must be a finite number > 0, got {self.lr}")
+            raise ValueError(f"lr must be > 0 and finite (the learning rate), got {self.lr}")
         if not 0 < self.tau <= 1:
             raise ValueError(f"tau must be in (0, 1], got {self.tau}")
         if self.batch_size < 1:

@@ -276,7 +276,7 @@ def test_garbage_prior_is_rewritten_on_resume(pendulum, data_run, tmp_path):
 
 def test_bad_options_are_refused_by_name(pendulum, tmp_path):
     for lr in ("nan", "-1", "0", "inf"):
-        assert_error(cli("evaluate", "--lr", lr, *TINY, "--out", tmp_path / "a"), "lr (the learning rate) must be a finite number > 0")
+        assert_error(cli("evaluate", "--lr", lr, *TINY, "--out", tmp_path / "a"), "lr must be > 0 and finite")
     assert_error(cli("evaluate", "--seed", "-1", *TINY, "--out", tmp_path / "a"), "seed must be >= 0")
     assert_error(cli("optimize", "--seed", "-1", "--out", tmp_path / "a"), "seed must be >= 0")
     assert_error(cli("dataset", "pendulum-angle", "--seed", "-1"), "--seed must be >= 0")
