@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import gymnasium as gym
 import minari
 import numpy as np
 
@@ -96,8 +97,6 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
 
 def check_box_spaces(name: str, obs_space, action_space) -> None:
     """One clear error for a dataset whose observations or actions are not flat Box arrays."""
-    import gymnasium as gym
-
     for what, space in (("observations", obs_space), ("actions", action_space)):
         if space is not None and not (isinstance(space, gym.spaces.Box) and len(space.shape) == 1):
             raise ValueError(f"{name}: resolvent needs flat (Box) observations and actions; the dataset's "
@@ -106,8 +105,6 @@ def check_box_spaces(name: str, obs_space, action_space) -> None:
 
 def check_env_matches(env_id: str, name: str, obs_dim: int, action_dim: int) -> None:
     """The environment for ground truth must have the dataset's observation and action sizes."""
-    from resolvent.envs import make_env
-
     env = make_env(env_id)
     try:
         obs, act = env.observation_space, env.action_space
