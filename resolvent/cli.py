@@ -156,9 +156,11 @@ def main() -> None:
 @click.option("--env", default=None, help="with --data: the Gymnasium id for ground truth [default: the dataset's]")
 @click.option("--probes", type=click.Path(dir_okay=False), default=None,
               help="with --data: a Python file defining PROBES = {name: reward callable}, scored only")
-@click.option("--methods", default="attention,linear,vanilla,sf", show_default=True,
-              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle); "
-                   "auto: train attention, vanilla, sf and keep the one of best held-out agreement")
+@click.option("--methods", default=None,
+              help="comma-separated: favor, fb, pi-attention (rewards scored under the target policy), "
+                   "attention, linear, vanilla, sf, and fqe (the per-reward oracle); auto: train favor, fb, sf, "
+                   "attention and keep the one of best held-out agreement [default: the preset's: "
+                   "favor,fb,sf,attention; --preset paper: attention,linear,vanilla,sf]")
 @click.option("--preset", type=click.Choice(["default", "paper"]), default="default", show_default=True,
               help="default: the best configuration measured; paper: the paper's exactly")
 @click.option("--reward-prior", type=click.Choice(["family", "generic", "mix"]), default=None,
@@ -207,11 +209,10 @@ def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward
 
     def make_config():
         cfg = EvaluateConfig.preset(preset, family=family, dataset=dataset, data=data, policy=policy, env=env,
-                                    probes=probes,
-                                    methods=split_methods(methods), seeds=seeds, seed=seed,
+                                    probes=probes, seeds=seeds, seed=seed,
                                     steps=steps, log_every=log_every,
                                     checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions,
-                                    trust=trust)
+                                    trust=trust, **({} if methods is None else {"methods": split_methods(methods)}))
         prior = cfg.prior
         if reward_prior is not None or prior_rewards is not None:
             prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),

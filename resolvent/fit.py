@@ -30,7 +30,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
-    ``"attention"``), ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
+    ``"auto"``: favor, fb, sf and attention trained, the one of best held-out agreement with
+    per-reward FQE kept), ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
     ground truth (default: the dataset's). ``config``: any other ``EvaluateConfig`` field (``m``,
@@ -46,7 +47,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     methods = None if method is None else (method,) if isinstance(method, str) else tuple(method)
     if methods is not None and methods and all(m == "fqe" for m in methods):
         raise ValueError("fit returns an operator model; 'fqe' is the per-reward oracle, which has none: "
-                         "add an operator method (attention, linear, vanilla, sf)")
+                         "add an operator method (favor, fb, sf, attention, ...)")
     if preset is not None and preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; known: {sorted(PRESETS)}")
     if steps is not None and (isinstance(steps, bool) or not float(steps).is_integer()):
@@ -82,7 +83,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         log_every = config.pop("log_every", math.gcd(steps, 500) or 1)
         cfg = EvaluateConfig.preset(
             preset or "default", family=None, data=dataset_id, policy=policy_ref, env=env, probes=probes_ref,
-            methods=methods or ("attention",), steps=steps, seeds=1 if seeds is None else seeds,
+            methods=methods or ("auto",), steps=steps, seeds=1 if seeds is None else seeds,
             log_every=log_every,
             checkpoint_every=config.pop("checkpoint_every", log_every * max(1, 2500 // log_every)), **config)
     if all(m == "fqe" for m in cfg.methods):

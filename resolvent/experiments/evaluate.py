@@ -58,7 +58,8 @@ from resolvent.rewards.probes import evaluate_reward, reads
 
 OPERATORS = ("attention", "linear", "vanilla", "sf")
 METHODS = tuple(k for k, v in NETWORKS.items() if not v.control)   # every evaluation network, fqe included
-AUTO_CANDIDATES = ("attention", "vanilla", "sf")   # method="auto" trains these, keeps the best held-out
+DEFAULT_METHODS = ("favor", "fb", "sf", "attention")   # the default preset's: rewards under pi first
+AUTO_CANDIDATES = ("favor", "fb", "sf", "attention")   # method="auto" trains these, keeps the best held-out
 SETS = ("train", "test", "probe", "heldout")      # heldout: the trust report's rewards (none without it)
 PREFIX = {"reset": "", "trajectory": "traj_", "dataset": "data_"}   # metric keys per point kind
 REF_ACTIONS = ("data", "half-policy")
@@ -77,6 +78,7 @@ def paper_fqe() -> FQEConfig:
 
 
 PRESETS = {"default": default_fqe, "paper": paper_fqe}
+PRESET_METHODS = {"default": DEFAULT_METHODS, "paper": OPERATORS}   # the paper's four networks, exactly
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ class EvaluateConfig:
     policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
-    methods: tuple[str, ...] = OPERATORS  # operator networks (and the fqe oracle) to train; "auto":
+    methods: tuple[str, ...] = DEFAULT_METHODS  # networks (and the fqe oracle) to train; "auto":
     #                                    AUTO_CANDIDATES, keeping the one of best held-out agreement
     seeds: int = 3                     # network seeds, trained at once (vmapped)
     seed: int = 0                      # experiment seed: rewards, reference points, networks
@@ -208,7 +210,7 @@ class EvaluateConfig:
         """A named configuration (``default``: the best measured; ``paper``: the paper's)."""
         if name not in PRESETS:
             raise ValueError(f"unknown preset {name!r}; known: {sorted(PRESETS)}")
-        return cls(**{"fqe": PRESETS[name](), **overrides})
+        return cls(**{"fqe": PRESETS[name](), "methods": PRESET_METHODS[name], **overrides})
 
     @classmethod
     def from_dict(cls, d: dict) -> "EvaluateConfig":
