@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from minari.storage.datasets_root_dir import get_dataset_path
 
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.families import get_family
@@ -71,6 +72,29 @@ def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
         run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", plot=False)
     monkeypatch.setattr(RunDir, "save_checkpoint", original)
     run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", resume=True, plot=False)
+    assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
+
+
+def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypatch):
+    """favor and fb (one-step model, fresh reference states per step) killed mid-run resume
+    to exactly the uninterrupted run's metrics."""
+    cfg = EvaluateConfig(**{**TINY, "methods": ("favor", "fb"), "n_refs": 16, "ref_pool": 200,
+                            "random_features": 16, "onestep": OneStepConfig(hidden=(16,), steps=20)})
+    run_evaluate(cfg, tmp_path / "full", plot=False)
+    calls = {"n": 0}
+    original = RunDir.save_checkpoint
+
+    def dying(self, method, tree):
+        original(self, method, tree)
+        calls["n"] += 1
+        if calls["n"] == 3:  # favor finished, fb killed halfway
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunDir, "save_checkpoint", dying)
+    with pytest.raises(KeyboardInterrupt):
+        run_evaluate(cfg, tmp_path / "killed", plot=False)
+    monkeypatch.setattr(RunDir, "save_checkpoint", original)
+    run_evaluate(cfg, tmp_path / "killed", resume=True, plot=False)
     assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
 
 
