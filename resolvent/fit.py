@@ -1,9 +1,9 @@
 """``resolvent.fit``: the operator of any offline dataset and target policy, from Python.
 
     import resolvent
-    model = resolvent.fit(dataset, policy, out="runs/mine", method="attention", steps=20_000, seeds=1)
+    model = resolvent.fit(dataset, policy, out="runs/mine", steps=20_000, seeds=1)   # method="auto"
     q = model.q_values(reward, observations, actions)        # any reward callable, zero-shot
-    model = resolvent.load("runs/mine", method="attention")    # the same model later
+    model = resolvent.load("runs/mine")    # the same model later: the one auto kept
 
 It is ``resolvent evaluate --data ID --policy MODULE:ATTR`` (the same runner, run directory,
 checkpoints, metrics, plot and resume): the operators train on the generic reward prior plus
