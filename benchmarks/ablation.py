@@ -1,6 +1,6 @@
 """One lever at a time: accuracy of the attention operator under configuration changes.
 
-    python benchmarks/ablation.py [--family pendulum-angle] [--dataset expert] [--steps 15000]
+    python benchmarks/ablation.py [--family pendulum-angle] [--dataset expert] [--steps 15000] [--tiny]
         '{"preset": "paper"}' '{}' '{"prior": {"kind": "generic"}}' '{"fqe": {"tau": 0.02}}' ...
 
 Each argument is one variant, a JSON object of overrides of the default configuration
@@ -25,11 +25,16 @@ import numpy as np
 from resolvent.experiments import EvaluateConfig, run_evaluate
 
 
-def variant(spec: dict, family: str, dataset: str, steps: int) -> EvaluateConfig:
+TINY = dict(steps=20, log_every=10, checkpoint_every=20, m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2,
+            hidden=(16,), features=8, gt_tol=1e-3)
+
+
+def variant(spec: dict, family: str, dataset: str, steps: int, tiny: bool = False) -> EvaluateConfig:
     spec = dict(spec)
     prior, fqe, preset = spec.pop("prior", {}), spec.pop("fqe", {}), spec.pop("preset", "default")
     spec["methods"] = tuple(spec.get("methods", ("attention",)))
-    base = dict(family=family, dataset=dataset, seeds=1, steps=steps, log_every=1500, checkpoint_every=steps)
+    base = {**dict(family=family, dataset=dataset, seeds=1, steps=steps, log_every=1500, checkpoint_every=steps),
+            **(TINY if tiny else {})}
     cfg = EvaluateConfig.preset(preset, **{**base, **spec})
     return dataclasses.replace(cfg, fqe=dataclasses.replace(
         cfg.fqe, prior=dataclasses.replace(cfg.prior, **prior), **fqe))
@@ -42,9 +47,10 @@ def main() -> None:
     ap.add_argument("--dataset", default="expert")
     ap.add_argument("--steps", type=int, default=15_000)
     ap.add_argument("--out", default="runs/ablation")
+    ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
     for text in args.variants:
-        cfg = variant(json.loads(text), args.family, args.dataset, args.steps)
+        cfg = variant(json.loads(text), args.family, args.dataset, args.steps, args.tiny)
         out = f"{args.out}/{args.family}-{args.dataset}-{hashlib.md5(text.encode()).hexdigest()[:8]}"
         t0 = time.time()
         res = run_evaluate(cfg, out, resume=Path(out, "config.json").is_file(), plot=False)  # resumable

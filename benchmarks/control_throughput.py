@@ -1,6 +1,6 @@
 """Update-step throughput of operator DQN and operator BCQ: max-out against one operator.
 
-    python benchmarks/control_throughput.py [--steps 50] [--reps 3] [--tasks dqn,bcq]
+    python benchmarks/control_throughput.py [--steps 50] [--reps 3] [--tasks dqn,bcq] [--tiny]
 
 Operator DQN, Pendulum dimensions (ds = 3, 11 grid actions), batch 256, m = 128, all 32
 training rewards per step, K = 8. The target needs every next action for every reward and
@@ -98,18 +98,25 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--seeds", type=int, default=1)
     ap.add_argument("--tasks", default="dqn,bcq")
+    ap.add_argument("--tiny", action="store_true",
+                    help="smoke sizes (2 steps, 1 rep; the attention and max-out rows): checks the script, "
+                         "not the numbers")
     args = ap.parse_args()
+    dqn_rows, bcq_rows = ("attention", "maxout", "maxout-separate", "vanilla"), ("maxout", "vanilla")
+    if args.tiny:
+        args.steps, args.reps, args.seeds = 2, 1, 1
+        dqn_rows, bcq_rows = dqn_rows[:2], bcq_rows[:1]
     device = jax.devices()[0].device_kind
     if "dqn" in args.tasks:
         base = None
-        for name in ("attention", "maxout", "maxout-separate", "vanilla"):
+        for name in dqn_rows:
             sps = bench_dqn(name, args.steps, args.reps, args.seeds)
             base = base or sps
             print(json.dumps({"task": "dqn", "network": name, "steps_per_s": round(sps, 1),
                               "relative": round(sps / base, 3), "K": K, "actions": 11,
                               "seeds": args.seeds, "device": device}), flush=True)
     if "bcq" in args.tasks:
-        for name in ("maxout", "vanilla"):
+        for name in bcq_rows:
             sps = bench_bcq(name, args.steps, args.reps, args.seeds)
             print(json.dumps({"task": "bcq", "critic": name, "steps_per_s": round(sps, 1),
                               "seeds": args.seeds, "device": device, "dims": "ant (105, 8)"}),

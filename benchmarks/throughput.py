@@ -1,6 +1,6 @@
 """Update-step throughput of every operator network, against a plain PyTorch reference.
 
-    python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3]
+    python benchmarks/throughput.py [--family pendulum-angle] [--steps 200] [--reps 5] [--seeds 1,3] [--tiny]
 
 Paper configuration: batch 256, m = 128 reference points, 32 rewards per step, the family's
 dimensions (dx = obs + action: Pendulum 3 + 1, HalfCheetah 17 + 6, Ant 105 + 8). Prints one
@@ -26,11 +26,13 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
 import jax
 import jax.numpy as jnp
 
 from resolvent.algorithms import FQEConfig, OperatorData, identity_encodings, make_initializer, make_trainer
 from resolvent.algorithms.fqe import make_parallel_trainer
+from resolvent.families import get_family
 from resolvent.operators import make_network
 
 B, M, R, HIDDEN, FEATURES = 256, 128, 32, (256, 256), 64
@@ -117,10 +119,6 @@ def bench_method(method: str, dx: int, steps: int, reps: int, seeds: int, parall
 
 
 def family_dx(name: str) -> int:
-    import gymnasium as gym
-
-    from resolvent.families import get_family
-
     env = gym.make(get_family(name).env_id)
     return env.observation_space.shape[0] + env.action_space.shape[0]
 
@@ -129,7 +127,7 @@ def torch_reference(dx: int) -> float | None:
     if not REFERENCE.is_file():
         return None
     try:
-        import torch  # noqa: F401
+        import torch  # noqa: F401 - optional: the reference runs only where torch is installed
     except ImportError:
         return None
     out = subprocess.run([sys.executable, str(REFERENCE), "--dx", str(dx), "--rewards", str(R)],
@@ -149,15 +147,21 @@ def main() -> None:
                     help="comma-separated seed counts; seeds train at once (vmapped), as in "
                          "`resolvent evaluate`, and steps_per_s counts seed-steps")
     ap.add_argument("--methods", default="attention,linear,vanilla,sf")
+    ap.add_argument("--tiny", action="store_true",
+                    help="smoke sizes (2 steps, 1 rep, 1 seed, small matmuls, no torch reference): "
+                         "checks the script, not the numbers")
     args = ap.parse_args()
-    rate, layer_rate = matmul_rate(), layer_matmul_rate()
+    if args.tiny:
+        args.steps, args.reps, args.seeds = 2, 1, "1"
+    rate, layer_rate = (matmul_rate(128, 2), layer_matmul_rate(chain=2, reps=2)) if args.tiny \
+        else (matmul_rate(), layer_matmul_rate())
     print(json.dumps({"machine_matmul_gflops": round(rate / 1e9, 1),
                       "layer_matmul_gflops": round(layer_rate / 1e9, 1),
                       "layer": f"({B}, {HIDDEN[0]}) @ ({HIDDEN[0]}, {HIDDEN[0]})"}), flush=True)
     fractions: dict[tuple, dict[str, float]] = {}
     for family in args.family.split(","):
         dx = args.dx if args.dx is not None else family_dx(family)
-        flops, reference = attention_step_flops(dx), torch_reference(dx)
+        flops, reference = attention_step_flops(dx), None if args.tiny else torch_reference(dx)
         for method in args.methods.split(","):
             for seeds in (int(s) for s in args.seeds.split(",")):
                 for parallel in (False, True) if seeds == 1 and jax.local_device_count() > 1 else (False,):

@@ -1,27 +1,32 @@
-"""Time to an answer for one new reward: a trained operator (zero-shot) against plain FQE.
+"""Time to an answer for one new reward: every trained operator of a run (zero-shot) against FQE.
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
-                                   [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
+        [--methods attention,linear,vanilla,sf] [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
+        [--tiny]
 
-With ``--run`` (a finished ``resolvent evaluate`` run with an attention model) its operator is
-used; otherwise one is trained here with the default configuration (1 seed, ``--steps``).
-For one new reward (a test member of the family, drawn from the test range):
+With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
+the run but the FQE oracle; otherwise ``--methods`` are trained here with the default
+configuration (1 seed, ``--steps``). For one new reward (a test member of the family, drawn
+from the test range), one JSON line per method, for network seed 0 on ``--pairs``
+state-action pairs of the dataset, warm (the median of 5 after one call):
 
-- ``zero_shot``: wall time to answer it on ``--pairs`` state-action pairs of the dataset with
-  the trained operator (encode the reward at the reference points + forward pass; warm, the
-  median of 5), and the operator's MSE for it at the ground-truth initial points;
-- ``fqe``: the per-reward FQE oracle (same data and hyper-parameters) trained on that reward
-  alone, evaluated every 250 steps, until its MSE is at most the operator's: the training
-  wall time and steps it needed (or the whole ``--fqe-steps`` if it never got there);
-- ``ratio``: FQE seconds / zero-shot seconds.
+- ``encode_ms``: the reward's encoding (its values at the reference points; SF: its ridge
+  weights on the fit points); ``forward_ms``: the network's forward pass alone on the pairs;
+  ``answer_ms``: both, the whole answer ``model.q_values`` gives;
+- ``mse``: the method's MSE for that reward at the ground-truth initial points;
+- ``fqe_seconds``, ``fqe_steps``: the per-reward FQE oracle (same data and hyper-parameters),
+  trained on that reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most
+  the method's (``reached``; else the whole ``--fqe-steps``, and ``ratio`` is a lower bound);
+- ``ratio``: FQE training seconds to the same MSE over ``answer_ms``.
 
-One JSON line each.
+``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
 import json
+import math
 import statistics
 import tempfile
 import time
@@ -31,74 +36,101 @@ import numpy as np
 
 import resolvent
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
-from resolvent.experiments.evaluate import make_method, named_key, score
+from resolvent.experiments.evaluate import OPERATORS, make_method, named_key, score
+
+TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
+            sf_fit_points=512, sf_generic_basis=8)
+
+
+def warm_ms(f) -> float:
+    """Median wall milliseconds of ``f()`` (its result blocked on) over 5 calls after one."""
+    jax.block_until_ready(f())
+    times = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        jax.block_until_ready(f())
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int) -> list[tuple[int, float, float]]:
+    """(steps, training seconds, test MSE) of the per-reward FQE oracle every ``chunk`` steps,
+    until its MSE is at most ``target_mse`` or ``cfg.steps`` are spent."""
+    fqe = make_method("fqe", cfg, p)
+    state = fqe.init(named_key(cfg.seed, "fqe", "init", "0")[None], fqe.data)
+    keys = named_key(cfg.seed, "fqe", "train", "0")[None]
+    seconds, steps, curve = 0.0, 0, []
+    while steps < cfg.steps:
+        split = jax.vmap(jax.random.split)(keys)
+        keys, chunk_keys = split[:, 0], split[:, 1]
+        t0 = time.perf_counter()
+        state, loss = fqe.train(state, fqe.data, chunk_keys)
+        jax.block_until_ready(loss)
+        seconds += time.perf_counter() - t0
+        steps += chunk
+        curve.append((steps, seconds, float(score(fqe.predict(state.params), p)["test_mse"][0])))
+        if curve[-1][2] <= target_mse:
+            break
+    return curve
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--run", default=None, help="a finished evaluate run (attention model)")
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--run", default=None, help="a finished evaluate run")
     ap.add_argument("--family", default="pendulum-angle")
     ap.add_argument("--dataset", default="expert")
+    ap.add_argument("--methods", default=",".join(OPERATORS), help="operators to train when training here")
     ap.add_argument("--steps", type=int, default=15_000, help="operator steps when training here")
     ap.add_argument("--fqe-steps", type=int, default=30_000, help="most FQE steps")
+    ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--pairs", type=int, default=10_000)
+    ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
+    if args.tiny:
+        args.steps, args.fqe_steps, args.fqe_chunk, args.pairs = 20, 20, 10, 1_000
 
     if args.run:
-        run_dir = args.run
-        cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
-    else:
-        run_dir = tempfile.mkdtemp(prefix="zero-shot-")
-        cfg = EvaluateConfig(family=args.family, dataset=args.dataset, methods=("attention",), seeds=1,
-                             steps=args.steps, log_every=500, checkpoint_every=args.steps)
+        bench(args, args.run, EvaluateConfig.from_dict(RunDir(args.run).read_config()))
+        return
+    with tempfile.TemporaryDirectory(prefix="zero-shot-") as run_dir:
+        cfg = EvaluateConfig(family=args.family, dataset=args.dataset, methods=tuple(args.methods.split(",")),
+                             seeds=1, steps=args.steps, log_every=min(500, args.steps),
+                             checkpoint_every=args.steps, **(TINY if args.tiny else {}))
         run_evaluate(cfg, run_dir, plot=False)
-    model = resolvent.load(run_dir, "attention")
-    # one new reward: a single test member, drawn under its own name
-    one = dataclasses.replace(cfg, seeds=1, n_test_rewards=1, log_every=250, methods=("fqe",))
+        bench(args, run_dir, cfg)
+
+
+def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
+    """One JSON line per operator of the run ``run_dir``."""
+    methods = [m for m in cfg.methods if m != "fqe"]
+    # one new reward: a single test member, drawn under its own name; FQE's budget as its run
+    fqe_steps = args.fqe_chunk * math.ceil(args.fqe_steps / args.fqe_chunk)
+    one = dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), log_every=args.fqe_chunk,
+                              steps=fqe_steps, checkpoint_every=fqe_steps)
     p = prepare(one)
-    param = float(p.test_params[0])
-    reward = model.family_reward(param)
+    name, reward = p.source.rewards["test"][0]
+    truth, gt = np.asarray(p.sets["test"].truth["reset"][0]), p.source.gt
     idx = np.random.default_rng(0).choice(len(p.x), min(args.pairs, len(p.x)), replace=False)
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
-    times = []
-    for _ in range(6):
-        t0 = time.perf_counter()
-        np.asarray(model.q_values(reward, obs, act))
-        times.append(time.perf_counter() - t0)
-    zs_seconds = statistics.median(times[1:])
-    q0 = model.q_values(reward, *initial_points(p, model))
-    zs_mse = float(np.mean((q0 - np.asarray(p.sets["test"].truth["reset"][0])) ** 2))
-    print(json.dumps({"what": "zero_shot", "family": cfg.family, "dataset": cfg.dataset,
-                      "reward": f"{p.family.param_name}={param:.3f}", "pairs": len(idx),
-                      "seconds": round(zs_seconds, 5), "mse": round(zs_mse, 3)}), flush=True)
-
-    fqe = make_method("fqe", one, p)
-    state = fqe.init(named_key(one.seed, "fqe", "init", "0")[None], fqe.data)
-    keys = named_key(one.seed, "fqe", "train", "0")[None]
-    seconds, steps, mse = 0.0, 0, float("inf")
-    while steps < args.fqe_steps:
-        split = jax.vmap(jax.random.split)(keys)
-        keys, chunk = split[:, 0], split[:, 1]
-        t0 = time.perf_counter()
-        state, loss = fqe.train(state, fqe.data, chunk)
-        jax.block_until_ready(loss)
-        seconds += time.perf_counter() - t0
-        steps += one.log_every
-        mse = float(score(fqe.predict(state.params), p)["test_mse"][0])
-        if mse <= zs_mse:
-            break
-    print(json.dumps({"what": "fqe", "reached": mse <= zs_mse, "steps": steps,
-                      "seconds": round(seconds, 3), "mse": round(mse, 3)}), flush=True)
-    print(json.dumps({"ratio": round(seconds / zs_seconds, 1),
-                      "meaning": "FQE training seconds to the operator's MSE per zero-shot second"}))
-
-
-def initial_points(p, model):
-    """The ground-truth initial points (s0, a0) in raw units."""
-    x = np.asarray(p.points["reset"]) * p.x_std + p.x_mean
-    ds = model.xi_features["obs"].shape[1]
-    return x[:, :ds], x[:, ds:]
+    rows = []
+    for method in methods:
+        model = resolvent.load(run_dir, method)
+        model = dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
+        enc = model.encode([reward])                                       # (1, e)
+        rows.append({"method": method, "family": cfg.family, "dataset": cfg.dataset, "reward": name,
+                     "pairs": len(idx),
+                     "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act)),
+                     "encode_ms": warm_ms(lambda: model.encode([reward])),
+                     "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act)),
+                     "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+    curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
+    for r in rows:
+        steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
+        r.update(fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),
+                 reached=mse <= r["mse"], ratio=round(1e3 * seconds / r["answer_ms"], 1),
+                 mse=round(r["mse"], 4), **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms")})
+        print(json.dumps(r), flush=True)
 
 
 if __name__ == "__main__":

@@ -45,7 +45,7 @@ class InfoAtReset(gym.Wrapper):
 
 def build(size: int = 20_000, seed: int = 0, p_random: float = 0.3, sigma: float = 0.3, rebuild: bool = False):
     """Record the behaviour's transitions into the Minari dataset ``DATASET_ID``."""
-    import minari
+    import minari   # here, not at the top: loading this file for its ``policy`` stays light
 
     if DATASET_ID in minari.list_local_datasets():
         if not rebuild:

@@ -12,6 +12,8 @@ import numpy as np
 
 from resolvent.families import FAMILIES, get_family
 
+# Each command imports what it runs inside its body, so that `resolvent --help` and a bad option
+# answer at once, without loading the experiments (flax, minari, matplotlib) or sbx/torch.
 FAMILY = click.Choice(sorted(FAMILIES))
 
 
@@ -230,6 +232,7 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     """Zero-shot Q-values of a trained operator at the ground-truth initial points."""
     import resolvent
     from resolvent.evaluation import load_ground_truth
+    from resolvent.experiments import EvaluateConfig
     from resolvent.policies import load_target_policy
 
     cfg = read_run_config(run_dir)
@@ -243,7 +246,8 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     try:
         model = resolvent.load(run_dir, method)
         gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
-        gt = load_ground_truth(family, load_target_policy(family.name), cfg.get("n_initial", 64), gamma,
+        gt = load_ground_truth(family, load_target_policy(family.name),
+                               cfg.get("n_initial", EvaluateConfig.n_initial), gamma,
                                cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
         reward = family.reward_callable(value)
         qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)

@@ -34,7 +34,9 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] = "atten
     dataset's). ``config``: any other ``EvaluateConfig`` field (``m``, ``n_initial``, ...).
     ``resume=True`` continues a killed run in ``out`` (give the same callables again).
     """
+    # the experiments (matplotlib, minari) load on the first fit, not on ``import resolvent``
     from resolvent.experiments.evaluate import EvaluateConfig, dataset_source, run_evaluate
+    from resolvent.experiments.rundir import RunDir
 
     methods = (method,) if isinstance(method, str) else tuple(method)
     dataset_id = dataset if isinstance(dataset, str) else dataset.spec.dataset_id
@@ -46,7 +48,6 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] = "atten
         seeds=int(seeds), log_every=log_every,
         checkpoint_every=config.pop("checkpoint_every", log_every * max(1, 2500 // log_every)), **config)
     if resume:
-        from resolvent.experiments.rundir import RunDir
         cfg = EvaluateConfig.from_dict(RunDir(out).read_config())
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if isinstance(probes, (str, Path)) else probes)

@@ -6,6 +6,8 @@ import io
 import os
 from pathlib import Path
 
+import numpy as np
+
 
 class DiskFullError(OSError):
     """A write failed for lack of space; the file it was replacing is unchanged."""
@@ -33,8 +35,6 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
 
 def atomic_savez(path: str | Path, **arrays) -> None:
     """``numpy.savez`` through ``atomic_write_bytes``."""
-    import numpy as np
-
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     atomic_write_bytes(path, buf.getvalue())

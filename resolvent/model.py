@@ -18,7 +18,7 @@ greedy over the action grid (DQN) or BCQ's sampled-and-perturbed actions (BCQ); 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -27,11 +27,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.sf import ridge_weights
+from resolvent.config import from_dict
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.operators import NETWORKS, make_network
+from resolvent.operators import NETWORKS, MaxOutOperator, make_network
 from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
@@ -42,13 +44,11 @@ class CheckpointError(RuntimeError):
 
 
 def _typed(cls, d: dict, what: str):
-    """``cls(**d)`` with lists made tuples; unknown keys are a CheckpointError naming them."""
-    known = {f.name for f in fields(cls)}
-    unknown = sorted(set(d) - known)
-    if unknown:
-        raise CheckpointError(f"a saved model's {what} has unknown keys {unknown}; known: {sorted(known)}")
-    tup = lambda v: tuple(tup(x) for x in v) if isinstance(v, list) else v  # noqa: E731
-    return cls(**{k: tup(v) for k, v in d.items()})
+    """``config.from_dict``, its error (an unknown key, say) a CheckpointError."""
+    try:
+        return from_dict(cls, d, what)
+    except ValueError as e:
+        raise CheckpointError(f"a saved model's {what} does not load: {e}") from None
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ class Arch:
     hidden: tuple[int, ...]             # hidden layers of every MLP
     features: int                       # output features of f, g (per max-out copy), DeepONet
     n_basis: int = 0                    # successor features: basis size
-    heads: int = 8                      # max-out copies K
+    heads: int = MaxOutOperator.heads   # max-out copies K
     absorbing: bool = False             # attention, favor, pi-attention: the absorbing-state slot
     random_features: int = 256          # favor: positive random features M
     kernel_heads: int = 4               # favor, pi-attention: kernels in the occupancy's mixture
@@ -78,8 +78,8 @@ class Control:
     low: tuple[float, ...]                        # action bounds
     high: tuple[float, ...]
     grid: tuple[tuple[float, ...], ...] = ()      # DQN: the action grid (A, da)
-    phi: float = 0.05                             # BCQ: largest perturbation (fraction of the bound)
-    eval_samples: int = 100                       # BCQ: VAE samples per state when acting
+    phi: float = bcq.BCQConfig.phi                # BCQ: largest perturbation (fraction of the bound)
+    eval_samples: int = bcq.BCQConfig.eval_samples  # BCQ: VAE samples per state when acting
 
     @classmethod
     def from_dict(cls, d: dict) -> "Control":
@@ -88,8 +88,6 @@ class Control:
     def make_act(self, network, arch: Arch, x_mean, x_std):
         """``act(params, s, xi, enc_rows, key) -> (N, da)`` raw actions, one seed's params: the
         algorithm's own acting code (``dqn.make_act``, ``bcq.make_act``)."""
-        from resolvent.algorithms import bcq, dqn
-
         ds = len(x_mean) - len(self.low)
         if self.algorithm == "dqn":
             grid = np.asarray(self.grid, np.float32)

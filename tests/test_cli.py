@@ -1,5 +1,7 @@
 import json
 
+import matplotlib.pyplot as plt
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -39,7 +41,7 @@ def test_q_prints_predictions_and_truth(run_dir):
     assert bad.exit_code == 2 and "not a parameter of pendulum-angle" in bad.output
 
 
-def test_plot_dataset_and_target():
+def test_dataset_and_target():
     runner = CliRunner()
     res = runner.invoke(main, ["dataset", "pendulum-angle", "--kind", "replay"])
     assert res.exit_code == 0 and "20000 transitions" in res.output
@@ -50,8 +52,16 @@ def test_plot_dataset_and_target():
 
 
 def test_plot(run_dir):
+    png = run_dir / "mse.png"
+    png.unlink(missing_ok=True)
     res = CliRunner().invoke(main, ["plot", str(run_dir)])
     assert res.exit_code == 0 and "mse.png" in res.output
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    pixels = plt.imread(png)[..., :3]                                      # (h, w, 3) in [0, 1]
+    assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+    drawn = np.any(pixels < 0.9, axis=-1)                                  # not background
+    assert 0.01 < drawn.mean() < 0.9                                       # axes, lines, labels
+    assert len(np.unique(pixels.reshape(-1, 3).round(2), axis=0)) > 10     # colours, not one ink
 
 
 def test_bad_input_gets_one_clear_error(tmp_path):

@@ -31,9 +31,20 @@ def test_zero_shot_q_values_for_any_reward(run_dir):
 
 
 def test_sf_model_encodes_new_rewards_by_ridge(run_dir):
+    """A new reward's SF weights solve the ridge normal equations on the saved basis and fit
+    points, (Phi Phi^T / n + lambda I) w = Phi r / n, and its Q is w^T psi(x)."""
     model = resolvent.load(run_dir, method="sf")
-    obs, act = np.zeros((3, 3), np.float32), np.zeros((3, 1), np.float32)
-    assert model.q_values(lambda f: f["obs"][:, 2] ** 2, obs, act).shape == (3,)
+    basis = np.asarray(model.basis, np.float64)                                # (d, n)
+    d, n = basis.shape
+    r_fit = np.asarray(model.fit_features["obs"][:, 2], np.float64) ** 2       # the reward, by hand
+    w = np.asarray(model.encode([lambda f: f["obs"][:, 2] ** 2])[0], np.float64)   # (d,)
+    lhs = (basis @ basis.T / n + model.ridge * np.eye(d)) @ w
+    np.testing.assert_allclose(lhs, basis @ r_fit / n, rtol=1e-3, atol=1e-5 * np.abs(basis @ r_fit / n).max())
+    obs = np.random.default_rng(0).normal(size=(3, 3)).astype(np.float32)
+    act = np.random.default_rng(1).uniform(-2, 2, size=(3, 1)).astype(np.float32)
+    psi = np.asarray(model.q_from_encodings(jnp.eye(d), obs, act)[0], np.float64)  # (b, d) seed 0
+    q = model.q_values(lambda f: f["obs"][:, 2] ** 2, obs, act)
+    np.testing.assert_allclose(q, psi @ w, rtol=1e-4, atol=1e-4)
 
 
 def test_save_then_load_gives_identical_q_values(run_dir, tmp_path):
@@ -81,7 +92,7 @@ def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
     meta = json.loads((tmp_path / "attention.json").read_text())
     meta["arch"]["dropout"] = 0.1
     (tmp_path / "attention.json").write_text(json.dumps(meta))
-    with pytest.raises(CheckpointError, match=r"unknown keys \['dropout'\]"):
+    with pytest.raises(CheckpointError, match=r"unknown architecture config keys \['dropout'\] in Arch"):
         resolvent.OperatorModel.load(tmp_path, "attention")
 
 

@@ -37,26 +37,20 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from resolvent.algorithms.fqe import config_from_dict
+from resolvent.config import TDConfig
 from resolvent.operators import MLP
 
 
 @dataclass(frozen=True)
-class BCQConfig:
-    """Hyper-parameters of operator BCQ (the paper's, else BCQ's published ones)."""
+class BCQConfig(TDConfig):
+    """Hyper-parameters of operator BCQ (the paper's, else BCQ's published ones): the TD ones
+    (gamma; lr of the VAE, actor and critics; tau of the target actor and critics; batch_size,
+    the paper's 256 where BCQ used 100), and these."""
 
-    gamma: float = 0.99           # discount factor
-    lr: float = 1e-3              # Adam learning rate of the VAE, actor and critics
-    tau: float = 0.005            # Polyak rate of the target actor and critics
-    batch_size: int = 256         # transitions per step (paper; BCQ used 100)
     phi: float = 0.05             # largest perturbation, a fraction of the action bound (BCQ)
     lmbda: float = 0.75           # weight of the min in the clipped double-Q target (BCQ)
     n_samples: int = 10           # VAE actions per next state in the target (BCQ)
     eval_samples: int = 100       # VAE actions per state at action selection (BCQ)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "BCQConfig":
-        return config_from_dict(cls, d, "BCQ")
 
 
 class VAE(nn.Module):
@@ -94,7 +88,7 @@ class PerturbationOperator(nn.Module):
     """
 
     action_dim: int
-    phi: float = 0.05
+    phi: float                    # largest perturbation, a fraction of the bound (BCQConfig.phi)
     hidden: Sequence[int] = (400, 300)
     features: int = 64
 

@@ -33,7 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms import fqe
-from resolvent.algorithms.fqe import FQEConfig, TrainState
+from resolvent.algorithms.fqe import FQEConfig
 
 
 @dataclass(frozen=True)
@@ -99,15 +99,6 @@ def loss(params, target_params, network: nn.Module, config: DQNConfig, data: DQN
     y = jax.lax.stop_gradient(r + config.gamma * not_done * g_next)        # (b, R)
     g = network.apply(params, data.x[idx], data.xi, data.enc)              # (b, R)
     return jnp.mean((g - y) ** 2)
-
-
-init = fqe.init
-
-
-def update(state: TrainState, data: DQNData, key: jax.Array, network: nn.Module,
-           config: DQNConfig) -> tuple[TrainState, jax.Array]:
-    """One step: sample a batch, Adam on ``loss``, Polyak target update (FQE's step)."""
-    return fqe.update(state, data, key, network, config, loss)
 
 
 make_trainer = partial(fqe.make_trainer, loss_fn=loss)

@@ -21,31 +21,30 @@ seeds (a leading axis on the state and the key).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
 import optax
+from jax.sharding import Mesh, PartitionSpec
 
+from resolvent.config import TDConfig
 from resolvent.rewards import prior as reward_prior
 
 
 @dataclass(frozen=True)
-class FQEConfig:
-    """Hyper-parameters of operator FQE (the paper's, where it gives them)."""
+class FQEConfig(TDConfig):
+    """Hyper-parameters of operator FQE: the TD ones (gamma, lr, tau, batch_size), and these."""
 
-    gamma: float = 0.99          # discount factor (the paper does not state it; 0.99 is usual)
-    lr: float = 1e-3             # Adam learning rate
-    tau: float = 0.005           # Polyak rate alpha of the target network
-    batch_size: int = 256        # transitions per step
     prior: reward_prior.PriorConfig | None = None  # generic rewards drawn at every step, if generic
     reward_weighting: bool = False  # weigh each reward's error by 1 / its variance at the xi
     lr_schedule: str = "constant"  # constant, or cosine: decay to 0 over decay_steps
     decay_steps: int = 0         # the cosine schedule's length (an experiment sets its steps)
 
     def __post_init__(self):
+        super().__post_init__()
         if self.lr_schedule not in ("constant", "cosine"):
             raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: ['constant', 'cosine']")
 
@@ -54,22 +53,6 @@ class FQEConfig:
         if self.lr_schedule == "cosine" and self.decay_steps > 0:
             return optax.adam(optax.cosine_decay_schedule(self.lr, self.decay_steps))
         return optax.adam(self.lr)
-
-    @classmethod
-    def from_dict(cls, d: dict) -> "FQEConfig":
-        d = dict(d)
-        if isinstance(d.get("prior"), dict):
-            d["prior"] = reward_prior.PriorConfig.from_dict(d["prior"])
-        return config_from_dict(cls, d, "FQE")
-
-
-def config_from_dict(cls, d: dict, what: str):
-    """``cls(**d)`` for a config dataclass, rejecting unknown keys by name."""
-    known = {f.name for f in fields(cls)}
-    unknown = set(d) - known
-    if unknown:
-        raise ValueError(f"unknown {what} config keys {sorted(unknown)}; known: {sorted(known)}")
-    return cls(**d)
 
 
 class OperatorData(NamedTuple):
@@ -181,8 +164,6 @@ def make_parallel_trainer(network: nn.Module, config: FQEConfig, n_steps: int, l
     devices (``XLA_FLAGS=--xla_force_host_platform_device_count=2``) lets one network use
     them all. The batch size must divide evenly across the devices.
     """
-    from jax.sharding import Mesh, PartitionSpec
-
     devices = list(devices if devices is not None else jax.local_devices())
     if config.batch_size % len(devices):
         raise ValueError(f"batch_size {config.batch_size} does not split across {len(devices)} devices")

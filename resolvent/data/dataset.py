@@ -9,7 +9,6 @@ them; the family's extra quantities are in the episodes' ``infos``.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,12 +16,14 @@ from pathlib import Path
 import gymnasium as gym
 import jax.numpy as jnp
 import minari
+from minari.data_collector import EpisodeBuffer
 from minari.storage.datasets_root_dir import get_dataset_path
 import numpy as np
 
 from resolvent.data.collect import behaviour_policy, collect_episodes, split_replay
 from resolvent.families import RewardFamily
 from resolvent.policies import Actor, load_target_policy, shipped_path
+from resolvent.policies.actor import TD3_NOISE, load_snapshots, policy_hash
 
 KINDS = {"replay": None, "expert": 0.1, "medium": 0.3}   # kind -> random-action probability p
 
@@ -38,14 +39,6 @@ def dataset_id(family: RewardFamily, kind: str, seed: int = 0) -> str:
     check_kind(kind)
     tag = kind if seed == 0 else f"{kind}-seed{seed}"
     return f"resolvent/{family.name}/{tag}-v0"
-
-
-def policy_hash(actor: Actor) -> str:
-    h = hashlib.sha256()
-    for w, b in actor.layers:
-        h.update(np.ascontiguousarray(w).tobytes())
-        h.update(np.ascontiguousarray(b).tobytes())
-    return h.hexdigest()[:12]
 
 
 def build_episodes(family: RewardFamily, kind: str, actor: Actor, seed: int = 0,
@@ -84,9 +77,6 @@ def replay_from_snapshots(family: RewardFamily, size: int, seed: int = 0,
     random actions as TD3's warm-up took: the same mixture of policies as a uniform
     subsample of the TD3 replay buffer.
     """
-    from resolvent.policies.actor import load_snapshots
-    from resolvent.policies.td3 import TD3_NOISE
-
     space = gym.make(family.env_id).action_space
     snaps = load_snapshots(family.name, space.low, space.high, snapshots_path)
     rng = np.random.default_rng(seed)
@@ -117,8 +107,6 @@ def episode_features(ep: dict, family: RewardFamily) -> Transitions:
 
 def save_minari(family: RewardFamily, kind: str, seed: int, episodes: list[dict], actor: Actor,
                 dataset_name: str | None = None):
-    from minari.data_collector import EpisodeBuffer
-
     env = gym.make(family.env_id)
     buffers = [EpisodeBuffer(id=i, observations=ep["observations"], actions=ep["actions"],
                              rewards=ep["rewards"], terminations=ep["terminations"],

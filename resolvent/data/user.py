@@ -16,8 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+import minari
 import numpy as np
 
+from resolvent.data.dataset import validate_transitions
+from resolvent.envs import make_env
 from resolvent.transitions import CORE_KEYS, info_quantities
 
 Policy = Callable[[np.ndarray], np.ndarray]
@@ -38,8 +41,6 @@ class DatasetSpec:
 
 def open_minari(dataset):
     """A ``MinariDataset`` from itself or its id, with one clear error for an unknown id."""
-    import minari
-
     if not isinstance(dataset, str):
         return dataset
     try:
@@ -85,7 +86,6 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
     extras = ("terminated", "reward") + tuple(sorted(k for k in keys if k not in CORE_KEYS + (
         "terminated", "truncated", "reward")))
     spec = DatasetSpec(name, usable_env(env_id, dataset_env_id(ds)), extras)
-    from resolvent.data.dataset import validate_transitions
     validate_transitions(data, spec, data["obs"].shape[1], data["action"].shape[1],
                          getattr(ds, "action_space", None))
     return spec, data
@@ -95,8 +95,6 @@ def usable_env(given: str | None, recorded: str | None) -> str | None:
     """The environment for ground truth: ``given`` (``"none"``: no ground truth; one that does not
     build is an error), else the one the dataset was recorded in if it builds here (else None,
     with a warning)."""
-    from resolvent.envs import make_env
-
     if given == "none":
         return None
     if given is not None:

@@ -20,12 +20,11 @@ import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
-from resolvent.data.dataset import policy_hash
 from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_write_bytes
 from resolvent.paths import cache_dir
-from resolvent.policies import Actor
+from resolvent.policies.actor import Actor, policy_hash
 
 
 @dataclass(frozen=True)
@@ -58,7 +57,7 @@ def horizon(gamma: float, tol: float) -> int:
     return int(math.ceil(math.log(tol) / math.log(gamma)))
 
 
-def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float = 0.99,
                          tol: float = 1e-5, seed: int = 0) -> GroundTruth:
     """Roll pi out from n initial (s0, a0), all in lockstep, for H steps."""
     h = horizon(gamma, tol)
@@ -99,7 +98,7 @@ def roll_out(envs: Lockstep, actor: Actor, action0: np.ndarray, h: int, gamma: f
     return GroundTruth(obs0, action0, feats, alive, gamma)
 
 
-def load_ground_truth(family: RewardFamily, actor: Actor, n: int = 64, gamma: float = 0.99,
+def load_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float = 0.99,
                       tol: float = 1e-5, seed: int = 0, tag: str | None = None) -> GroundTruth:
     """The cached ground truth, or a fresh rollout stored in ``$RESOLVENT_HOME/ground_truth``.
 

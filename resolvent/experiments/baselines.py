@@ -28,6 +28,7 @@ from resolvent.experiments.optimize import (OptimizeConfig, eval_seed, run_optim
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
 from resolvent.keys import named_key
+from resolvent.policies.td3 import train_td3
 
 KINDS = ("offline", "td3")
 TARGET = "TD3 target policy (original reward)"
@@ -69,7 +70,6 @@ def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: 
             for m, r in res["methods"].items():
                 entry[f"offline {m} (this reward only)"] = r["test_returns"][name]
         if "td3" in kinds:
-            from resolvent.policies.td3 import train_td3
             actor, _ = train_td3(family, steps=td3_steps, seed=cfg.seed, out_dir=run.path / f"td3-{name}",
                                  param=float(param))
             ret = actor_returns(family, actor, [family.reward_callable(float(param))],

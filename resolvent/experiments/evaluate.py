@@ -19,7 +19,8 @@ rewards and the seeds).
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import asdict, dataclass, field, fields
+import hashlib
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -29,16 +30,18 @@ import numpy as np
 
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
-from resolvent.algorithms.fqe import config_from_dict
 from resolvent.algorithms.fqe import init as fqe_init
 from resolvent.algorithms.fqe import train_chunk
 from resolvent.algorithms import fb, policy_fqe
 from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.config import from_dict, to_dict
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
-from resolvent.data.dataset import policy_hash
+from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
+from resolvent.envs import make_env
 from resolvent.evaluation import GroundTruth, PointsConfig, load_points
 from resolvent.evaluation.metrics import score_points
 from resolvent.evaluation.points import KINDS as POINT_KINDS
+from resolvent.experiments.plots import plot_evaluate
 from resolvent.experiments.policy_refs import PolicyRefs, first_step_values, policy_refs
 from resolvent.experiments.rundir import RunDir
 from resolvent.io import atomic_savez
@@ -49,6 +52,7 @@ from resolvent.keys import name_id, named_key
 from resolvent.model import Arch, OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
+from resolvent.policies.actor import policy_hash
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
 from resolvent.rewards.probes import evaluate_reward, reads
 
@@ -151,16 +155,10 @@ class EvaluateConfig:
                      "kernel_heads"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
-        if self.fqe.batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {self.fqe.batch_size}")
         if self.checkpoint_every % self.log_every:
             raise ValueError("checkpoint_every must be a multiple of log_every")
         if self.steps % self.log_every:
             raise ValueError(f"steps ({self.steps}) must be a multiple of log_every ({self.log_every})")
-        if not 0 < self.fqe.gamma < 1:
-            raise ValueError(f"gamma must be in (0, 1), got {self.fqe.gamma}")
-        if not 0 < self.fqe.tau <= 1:
-            raise ValueError(f"tau must be in (0, 1], got {self.fqe.tau}")
         if self.fqe.prior is None:
             raise ValueError("an evaluate run needs a reward prior (fqe.prior)")
         if self.absorbing not in ("auto", "on", "off"):
@@ -202,25 +200,16 @@ class EvaluateConfig:
 
     @classmethod
     def from_dict(cls, d: dict) -> "EvaluateConfig":
-        known = {f.name for f in fields(cls)}
         legacy = {"gamma", "lr", "tau", "batch_size"}   # flat FQE keys of runs before the prior
-        unknown = set(d) - known - {"task"} - legacy
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
-        d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
-        d.setdefault("eval_points", ("reset",))   # a run made before the other point kinds
-        d.setdefault("trust", "off")              # ... or the trust report
-        if isinstance(d.get("onestep"), dict):
-            d["onestep"] = config_from_dict(OneStepConfig, {k: (tuple(v) if isinstance(v, list) else v)
-                                                            for k, v in d["onestep"].items()}, "one-step model")
-        if "fqe" in d:
-            fqe = FQEConfig.from_dict(d["fqe"])
-        else:   # a run made before the reward prior: the paper's prior, its own FQE values
-            fqe = dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d})
-        return cls(**{k: v for k, v in d.items() if k in known and k != "fqe"}, fqe=fqe)
+        d = {k: v for k, v in d.items() if k != "task"}
+        d.setdefault("eval_points", ["reset"])   # a run made before the other point kinds
+        d.setdefault("trust", "off")             # ... or the trust report
+        if "fqe" not in d:   # a run made before the reward prior: the paper's prior, its own FQE values
+            d["fqe"] = to_dict(dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d}))
+        return from_dict(cls, {k: v for k, v in d.items() if k not in legacy})
 
     def to_dict(self) -> dict:
-        return {"task": "evaluate", **asdict(self)}
+        return {"task": "evaluate", **to_dict(self)}
 
 
 Rewards = list[tuple[str, Callable]]   # named reward callables over the transition features
@@ -263,9 +252,6 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
     ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
     environment builds."""
-    from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
-    from resolvent.envs import make_env
-
     spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
     if policy is None:
         if cfg.policy is None:
@@ -285,8 +271,6 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
 
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
     """A short hash of a policy's actions on fixed dataset observations (its ground-truth cache tag)."""
-    import hashlib
-
     a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)
     return hashlib.sha256(np.round(a, 5).tobytes()).hexdigest()[:12]
 
@@ -477,7 +461,6 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         return fqe_oracle(cfg, p, xi)
     if NETWORKS[name].encoding == "policy":
         return policy_method(name, cfg, p)
-    network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
     if name == "sf":
         basis = sf_basis(cfg, p)                                           # (d, n)
         network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, basis.shape[0])
@@ -487,6 +470,7 @@ def make_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
         fit_basis = basis[:, p.fit_idx]                                    # (d, n_fit)
         enc = {s: ridge_weights(fit_basis, p.sets[s].fit_values, cfg.sf_ridge) for s in SETS}
     else:
+        network = make_network(name, cfg.gamma, cfg.hidden, cfg.features, 1, absorbing=p.absorbing)
         keep = slice(None) if cfg.prior.family else slice(0)
         z_xi = reward_inputs(p.xi_features, p.extras)
         data = OperatorData(x=p.x, xn=p.xn, rewards=p.r_train[keep], done=p.done, xi=xi,
@@ -663,8 +647,6 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
     runner, ``run_experiment``). ``source`` overrides what ``cfg`` names (a dataset object, a
     policy or rewards given in Python)."""
-    from resolvent.experiments.plots import plot_evaluate
-
     def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")

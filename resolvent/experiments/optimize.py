@@ -12,7 +12,7 @@ under the same rewards is the reference. Checkpoints, resume, inference models (
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 
 import gymnasium as gym
@@ -21,14 +21,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms import bcq, dqn
+from resolvent.config import TDConfig, from_dict, narrow, to_dict
 from resolvent.data import check_kind, load_transitions, reference_indices
 from resolvent.evaluation import actor_returns, episodic_returns
+from resolvent.experiments.plots import plot_returns
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.families import get_family
 from resolvent.keys import named_key
 from resolvent.model import Arch, Control, OperatorModel
-from resolvent.operators import make_network
+from resolvent.operators import MaxOutOperator, make_network
 from resolvent.policies import load_target_policy
 
 METHODS = ("maxout", "vanilla")
@@ -36,8 +38,10 @@ ALGORITHMS = ("auto", "dqn", "bcq")
 
 
 @dataclass(frozen=True)
-class OptimizeConfig:
-    """An offline-policy-optimisation experiment (the paper's hyper-parameters, else BCQ's)."""
+class OptimizeConfig(TDConfig):
+    """An offline-policy-optimisation experiment (the paper's hyper-parameters, else BCQ's): the
+    TD ones (gamma, lr, tau, batch_size) shared by both algorithms, and these. The algorithm's
+    own config takes the fields it shares with this one (``config.narrow``)."""
 
     family: str = "pendulum-angle"     # reward family
     dataset: str = "expert"            # dataset kind: replay, expert or medium
@@ -55,23 +59,20 @@ class OptimizeConfig:
     n_train_rewards: int = 32          # training rewards
     train_params: tuple[float, ...] = ()  # fixed training rewards' parameters instead of
     # n_train_rewards sampled ones: (theta,) trains for one reward alone (single-reward baseline)
-    gamma: float = 0.99                # discount
-    lr: float = 1e-3                   # Adam learning rate
-    tau: float = 0.005                 # target network Polyak rate
-    batch_size: int = 256              # transitions per step
     hidden: tuple[int, ...] = (256, 256)  # hidden layers of the operator networks
     features: int = 64                 # output features of f, g (per max-out copy), DeepONet
-    heads: int = 8                     # max-out copies K
+    heads: int = MaxOutOperator.heads  # max-out copies K
     n_actions: int = 11                # DQN: grid actions per action dimension
     double: bool = False               # DQN: Double DQN target (online argmax, target value)
-    phi: float = 0.05                  # BCQ: largest perturbation (fraction of the bound)
-    lmbda: float = 0.75                # BCQ: clipped double-Q weight
-    n_samples: int = 10                # BCQ: VAE samples per next state in the target
-    eval_samples: int = 100            # BCQ: VAE samples per state when acting
+    phi: float = bcq.BCQConfig.phi     # BCQ: largest perturbation (fraction of the bound)
+    lmbda: float = bcq.BCQConfig.lmbda  # BCQ: clipped double-Q weight
+    n_samples: int = bcq.BCQConfig.n_samples  # BCQ: VAE samples per next state in the target
+    eval_samples: int = bcq.BCQConfig.eval_samples  # BCQ: VAE samples per state when acting
     vae_hidden: tuple[int, ...] = (750, 750)     # BCQ: VAE encoder and decoder
     actor_hidden: tuple[int, ...] = (400, 300)   # BCQ: perturbation operator's MLPs
 
     def __post_init__(self):
+        super().__post_init__()
         get_family(self.family)
         check_kind(self.dataset)
         if not self.methods:
@@ -85,7 +86,7 @@ class OptimizeConfig:
         if self.algorithm not in ALGORITHMS:
             raise ValueError(f"unknown algorithm {self.algorithm!r}; known: {list(ALGORITHMS)}")
         for name in ("seeds", "steps", "eval_every", "checkpoint_every", "eval_episodes", "m",
-                     "n_train_rewards", "batch_size", "heads", "n_samples", "eval_samples"):
+                     "n_train_rewards", "heads", "n_samples", "eval_samples"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.n_return_rewards < 0:
@@ -96,21 +97,15 @@ class OptimizeConfig:
             raise ValueError("checkpoint_every must be a multiple of eval_every")
         if self.steps % self.eval_every:
             raise ValueError(f"steps ({self.steps}) must be a multiple of eval_every ({self.eval_every})")
-        if not 0 < self.gamma < 1:
-            raise ValueError(f"gamma must be in (0, 1), got {self.gamma}")
 
     @classmethod
     def from_dict(cls, d: dict) -> "OptimizeConfig":
-        known = {f.name for f in fields(cls)}
         if d.get("task", "optimize") != "optimize":
             raise ValueError(f"this is a {d['task']!r} run, not an optimize run")
-        unknown = set(d) - known - {"task"}
-        if unknown:
-            raise ValueError(f"unknown config keys {sorted(unknown)}; known: {sorted(known)}")
-        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items() if k in known})
+        return from_dict(cls, {k: v for k, v in d.items() if k != "task"})
 
     def to_dict(self) -> dict:
-        return {"task": "optimize", **asdict(self)}
+        return {"task": "optimize", **to_dict(self)}
 
 
 @dataclass
@@ -229,8 +224,7 @@ class Method:
         network = make_network(method, cfg.gamma, cfg.hidden, cfg.features, 0, cfg.heads)
         self.act = control_meta(cfg, p).make_act(network, arch(cfg), p.x_mean, p.x_std)
         if p.algorithm == "dqn":
-            config = dqn.DQNConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size,
-                                   double=cfg.double)
+            config = narrow(dqn.DQNConfig, cfg)
             grid_norm = (p.grid - p.x_mean[p.ds:]) / p.x_std[p.ds:]
             self.data = dqn.DQNData(x=p.x, next_s=p.next_s, actions=jnp.asarray(grid_norm),
                                     rewards=p.r_train, done=p.done, xi=p.xi, enc=p.enc_train)
@@ -238,9 +232,7 @@ class Method:
             self.train = dqn.make_trainer(network, config, cfg.eval_every)
             self.policy_params = lambda state: state.params  # noqa: E731
             return
-        config = bcq.BCQConfig(gamma=cfg.gamma, lr=cfg.lr, tau=cfg.tau, batch_size=cfg.batch_size,
-                               phi=cfg.phi, lmbda=cfg.lmbda, n_samples=cfg.n_samples,
-                               eval_samples=cfg.eval_samples)
+        config = narrow(bcq.BCQConfig, cfg)
         nets = bcq.make_nets(network, len(p.low), config, cfg.vae_hidden, cfg.actor_hidden, cfg.features)
         a_shift, a_scale = bcq.action_affine(p.low, p.high, p.x_mean[p.ds:], p.x_std[p.ds:])
         a_unit = 2.0 * (p.features["action"] - p.low) / (p.high - p.low) - 1.0
@@ -316,8 +308,6 @@ def inference_model(method: str, cfg: OptimizeConfig, p: ControlProblem, params)
 def run_optimize(cfg: OptimizeConfig, out: str | Path, resume: bool = False, plot: bool = True) -> dict:
     """Run (or resume) an experiment into ``out``; returns results.json's content (the shared
     runner, ``run_experiment``)."""
-    from resolvent.experiments.plots import plot_returns
-
     def header(cfg: OptimizeConfig, p: ControlProblem, run: RunDir) -> dict:
         return {"family": cfg.family, "dataset": cfg.dataset, "task": "optimize", "algorithm": p.algorithm,
                 "target_return": p.target_returns["original"],

@@ -58,10 +58,3 @@ class RewardFamily:
         """The member ``r(. | param)`` as a one-argument callable over features."""
         p = float(param)
         return lambda features: self.reward(jnp.float32(p), features)
-
-    def check_features(self, features: Mapping[str, np.ndarray]) -> None:
-        """Raise ValueError naming the first missing or malformed quantity."""
-        missing = [k for k in self.feature_keys if k not in features]
-        if missing:
-            raise ValueError(f"{self.name}: transition features lack {missing}; "
-                             f"need {list(self.feature_keys)}")

@@ -124,7 +124,7 @@ class MaxOutOperator(nn.Module):
     gamma: float = 0.99
     hidden: Sequence[int] = (256, 256)
     features: int = 64
-    heads: int = 8
+    heads: int = 8               # K (the paper's): the default of every config that sets it
 
     def setup(self):
         self.f = MLP(self.hidden, self.heads * self.features)
@@ -352,7 +352,7 @@ NETWORKS: dict[str, NetworkSpec] = {
 
 
 def make_network(method: str, gamma: float, hidden: Sequence[int], features: int, n_basis: int,
-                 heads: int = 8, absorbing: bool = False, random_features: int = 256,
+                 heads: int = MaxOutOperator.heads, absorbing: bool = False, random_features: int = 256,
                  kernel_heads: int = 4) -> nn.Module:
     """The network of ``method`` with the experiment's sizes (``heads``: max-out's K;
     ``absorbing``: the absorbing-state slot of attention and the kernel operators;

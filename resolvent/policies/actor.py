@@ -5,6 +5,7 @@ with ReLU hidden layers. Weights ship in ``resolvent/policies/weights/<family>.n
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -15,6 +16,8 @@ import jax.numpy as jnp
 import numpy as np
 
 WEIGHTS = resources.files("resolvent.policies") / "weights"
+TD3_NOISE = 0.1   # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1]):
+#                   its actor snapshots with this noise regenerate its replay buffer
 
 
 @dataclass(frozen=True)
@@ -24,10 +27,6 @@ class Actor:
     layers: tuple[tuple[np.ndarray, np.ndarray], ...]
     low: np.ndarray
     high: np.ndarray
-
-    @property
-    def obs_dim(self) -> int:
-        return self.layers[0][0].shape[0]
 
     @property
     def action_dim(self) -> int:
@@ -56,6 +55,15 @@ class Actor:
             layers = tuple((z[f"W{i}"].astype(np.float32), z[f"b{i}"].astype(np.float32))
                            for i in range(n))
             return cls(layers, z["low"].astype(np.float32), z["high"].astype(np.float32))
+
+
+def policy_hash(actor: Actor) -> str:
+    """A short hash of the actor's weights: names the policy in dataset and cache metadata."""
+    h = hashlib.sha256()
+    for w, b in actor.layers:
+        h.update(np.ascontiguousarray(w).tobytes())
+        h.update(np.ascontiguousarray(b).tobytes())
+    return h.hexdigest()[:12]
 
 
 @jax.jit

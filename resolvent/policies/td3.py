@@ -21,12 +21,12 @@ import gymnasium as gym
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.envs import actor_rollout
 from resolvent.families import RewardFamily
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.policies.actor import Actor, save_snapshots, shipped_path
+from resolvent.policies.actor import TD3_NOISE, Actor, save_snapshots, shipped_path
 from resolvent.transitions import step_quantities
 
-TD3_NOISE = 0.1          # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1])
 N_SNAPSHOTS = 10
 CHECKPOINT_EVERY = 25_000  # TD3 steps between checkpoints of a long run
 
@@ -116,8 +116,6 @@ def evaluate_target(family: RewardFamily, actor: Actor, param: float | None = No
                     episodes: int = 10, seed: int = 10_000, progress: bool = False) -> dict:
     """The actor's average return under the member ``param`` (default: the original one) and
     the per-step means of the family's extra quantities (e.g. HalfCheetah's ``x_velocity``)."""
-    from resolvent.evaluation import actor_rollout
-
     param = family.original_param if param is None else float(param)
     ro = actor_rollout(family, actor, episodes, seed, progress)
     alive = ro.alive                                                              # (T, E)
@@ -139,13 +137,13 @@ def train_td3(family: RewardFamily, steps: int | None = None, seed: int = 0,
     there (its last checkpoint; the exploration noise after it is not bit-identical); a finished
     run with the same steps, seed and reward is loaded, not trained again.
     """
-    try:
+    try:   # the optional extra (sbx, and torch through stable-baselines3) loads only to train
         from sbx import TD3
+        from stable_baselines3.common.callbacks import BaseCallback
         from stable_baselines3.common.noise import NormalActionNoise
     except ImportError as e:  # pragma: no cover - depends on the optional extra
         raise ImportError("TD3 training needs the optional extra: "
                           "pip install torch==2.13.0 'resolvent[train]'") from e
-    from stable_baselines3.common.callbacks import BaseCallback
 
     steps = int(steps or family.td3_steps)
     param = family.original_param if param is None else float(param)

@@ -23,13 +23,15 @@ ordinary reward callables over features, for inspection and tests.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from resolvent.io import atomic_savez
 
 PRIORS = ("family", "generic", "mix")
 
@@ -63,15 +65,6 @@ class PriorConfig:
     @property
     def family(self) -> bool:
         return self.kind in ("family", "mix")
-
-    @classmethod
-    def from_dict(cls, d: Mapping) -> "PriorConfig":
-        from resolvent.algorithms.fqe import config_from_dict
-        d = {k: (tuple(v) if isinstance(v, list) else v) for k, v in d.items()}
-        return config_from_dict(cls, d, "reward prior")
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
 
 def reward_inputs(features: Mapping[str, np.ndarray], extras: tuple[str, ...]) -> np.ndarray:
@@ -115,7 +108,6 @@ class PriorStats(NamedTuple):
         return PriorData(jnp.asarray(self.normalise(z_raw)), jnp.asarray(z_xi), jnp.asarray(usable, jnp.float32))
 
     def save(self, path: str | Path) -> None:
-        from resolvent.io import atomic_savez
         atomic_savez(path, mean=self.mean, std=self.std, usable=self.usable, extras=np.array(self.extras, str))
 
     @classmethod

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from resolvent.algorithms import bcq
+from resolvent.config import from_dict
 from resolvent.operators import make_network
 
 DS, DA, N, M, R = 3, 2, 512, 16, 4
@@ -83,5 +84,5 @@ def test_select_actions_picks_the_best_sample():
 
 
 def test_unknown_config_key():
-    with pytest.raises(ValueError, match="unknown BCQ config keys"):
-        bcq.BCQConfig.from_dict({"phi": 0.1, "lambda": 0.5})
+    with pytest.raises(ValueError, match=r"unknown BCQ config keys \['lambda'\] in BCQConfig"):
+        from_dict(bcq.BCQConfig, {"phi": 0.1, "lambda": 0.5}, "BCQ")

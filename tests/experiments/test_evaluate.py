@@ -1,10 +1,15 @@
 import dataclasses
 import json
+import shutil
 
+import h5py
 import numpy as np
 import pytest
+from minari.storage.datasets_root_dir import get_dataset_path
 
+from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.families import get_family
 from resolvent.model import CheckpointError
 from resolvent.rewards import PriorConfig
 
@@ -105,19 +110,16 @@ def test_bad_config_is_rejected():
 
 
 def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatch):
-    import resolvent.experiments.evaluate as ev
-
-    real = ev.load_transitions
-
-    def poisoned(*a, **k):
-        data = real(*a, **k)
-        data["obs"] = data["obs"].copy()
-        data["obs"][7, 0] = np.nan
-        from resolvent.data import validate_transitions
-        validate_transitions(data, ev.get_family("pendulum-angle"), 3, 1)
-        return data
-
-    monkeypatch.setattr(ev, "load_transitions", poisoned)
+    """A stored dataset with a NaN observation: the run's own loader refuses it, naming the field
+    and the transition, before the run writes anything."""
+    family = get_family("pendulum-angle")
+    load_transitions(family, "expert")                    # the test session's dataset, built once
+    did = dataset_id(family, "expert")
+    root = tmp_path / "minari"                            # a poisoned copy; the original stays clean
+    shutil.copytree(get_dataset_path(did), root / did)
+    with h5py.File(root / did / "data" / "main_data.hdf5", "r+") as f:
+        f["episode_0/observations"][7, 0] = np.nan
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(root))
     with pytest.raises(ValueError, match="'obs' has a non-finite value .* transition 7"):
         run_evaluate(EvaluateConfig(**TINY), tmp_path / "nan")
     assert not (tmp_path / "nan" / "config.json").exists()

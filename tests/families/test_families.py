@@ -7,13 +7,12 @@ import pytest
 from resolvent.families import ANT_DIR, FAMILIES, HALFCHEETAH_VEL, PENDULUM_ANGLE, get_family, wrap
 
 
-def rollout(env_id, steps, seed=0, action_scale=1.0):
-    env = gym.make(env_id)
+def rollout(env_id, steps, seed=0, action_scale=1.0, **make_kwargs):
+    env = gym.make(env_id, **make_kwargs)
     obs, _ = env.reset(seed=seed)
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(steps):
-        a = (env.action_space.sample() * action_scale).astype(np.float32)
         a = rng.uniform(env.action_space.low, env.action_space.high).astype(np.float32) * action_scale
         nxt, r, term, trunc, info = env.step(a)
         rows.append((obs, a, nxt, r, term, info))
@@ -30,18 +29,23 @@ def rollout(env_id, steps, seed=0, action_scale=1.0):
 
 def test_pendulum_member_zero_is_pendulum_reward():
     feats, env_r, _ = rollout("Pendulum-v1", 400, action_scale=1.5)  # also actions past the bound
-    feats["action"] = feats["action"]
     ours = np.asarray(PENDULUM_ANGLE.reward(0.0, feats))
     np.testing.assert_allclose(ours, env_r, rtol=1e-5, atol=1e-5)
 
 
-def test_pendulum_angle_formula():
-    feats, _, _ = rollout("Pendulum-v1", 50)
-    th0 = 0.7
+def test_pendulum_angle_member_is_pendulum_reward_of_the_rotated_state():
+    """Member th0 at angle th is Pendulum-v1's own reward at angle th - th0 (same velocity and
+    action): Gymnasium computes it from the rotated state, set in the simulator."""
+    feats, _, _ = rollout("Pendulum-v1", 60, action_scale=1.5)
+    env = gym.make("Pendulum-v1").unwrapped
+    env.reset(seed=0)
     th = np.arctan2(feats["obs"][:, 1], feats["obs"][:, 0])
-    want = -(((th - th0 + np.pi) % (2 * np.pi) - np.pi) ** 2 + 0.1 * feats["obs"][:, 2] ** 2
-             + 0.001 * np.clip(feats["action"][:, 0], -2, 2) ** 2)
-    np.testing.assert_allclose(np.asarray(PENDULUM_ANGLE.reward(th0, feats)), want, rtol=1e-5, atol=1e-5)
+    for th0 in (0.7, -2.5, np.pi):
+        want = []
+        for angle, vel, a in zip(th - th0, feats["obs"][:, 2], feats["action"]):
+            env.state = np.array([angle, vel], np.float64)
+            want.append(env.step(a)[1])
+        np.testing.assert_allclose(np.asarray(PENDULUM_ANGLE.reward(th0, feats)), want, rtol=1e-5, atol=1e-5)
     assert float(wrap(jnp.float32(np.pi + 0.1))) == pytest.approx(-np.pi + 0.1, abs=1e-5)
 
 
@@ -52,8 +56,13 @@ def test_halfcheetah_vel_uses_info_velocity():
     # the env's own pieces: forward reward is x_velocity, ctrl cost is 0.1 ||a||^2
     np.testing.assert_allclose(env_r, v + ctrl, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(-0.1 * (feats["action"] ** 2).sum(1), ctrl, rtol=1e-5, atol=1e-6)
-    ours = np.asarray(HALFCHEETAH_VEL.reward(1.1, feats))
-    np.testing.assert_allclose(ours, -np.abs(v - 1.1) + 0.5 * ctrl, rtol=1e-5, atol=1e-5)
+    # the member from Gymnasium alone: -|v - vt| - 0.05 ||a||^2 = min(r_- + vt, r_+ - vt), r_+- the
+    # env's own reward at forward weight +-1 and control cost 0.05 on the same trajectory
+    _, r_minus, _ = rollout("HalfCheetah-v5", 200, forward_reward_weight=-1.0, ctrl_cost_weight=0.05)
+    _, r_plus, _ = rollout("HalfCheetah-v5", 200, forward_reward_weight=1.0, ctrl_cost_weight=0.05)
+    for vt in (1.1, 0.6):
+        want = np.minimum(r_minus + vt, r_plus - vt)
+        np.testing.assert_allclose(np.asarray(HALFCHEETAH_VEL.reward(vt, feats)), want, rtol=1e-5, atol=1e-5)
     # the observation's velocity is not the finite difference: it must be stored
     assert not np.allclose(feats["next_obs"][:, 8], v, atol=1e-3)
 

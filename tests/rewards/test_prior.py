@@ -5,6 +5,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from resolvent.config import from_dict
 from resolvent.evaluation import mse, r2
 from resolvent.rewards import (PriorConfig, PriorStats, evaluate_reward, generic_rewards,
                                probe_rewards, reward_inputs)
@@ -79,8 +80,8 @@ def test_bad_prior_config():
         PriorConfig(kind="gaussian")
     with pytest.raises(ValueError, match="n_generic .* must be >= 1, got 0"):
         PriorConfig(n_generic=0)
-    with pytest.raises(ValueError, match=r"unknown reward prior config keys \['width'\]"):
-        PriorConfig.from_dict({"width": 3})
+    with pytest.raises(ValueError, match=r"unknown reward prior config keys \['width'\] in PriorConfig"):
+        from_dict(PriorConfig, {"width": 3}, "reward prior")
 
 
 def test_r2_and_mse_exact():
