@@ -4,7 +4,7 @@ per-reward FQE on the held-out rewards at dataset transitions (no truth needed) 
 accuracy (Monte-Carlo) on the same held-out rewards and on the test and probe rewards, and the
 Spearman correlation across methods between the trust report's order and each true order.
 
-    python benchmarks/trust_check.py results/trust/pendulum-angle-expert
+    python results/trust/check.py results/trust/pendulum-angle-expert
 """
 from __future__ import annotations
 
