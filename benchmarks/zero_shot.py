@@ -109,7 +109,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                               steps=fqe_steps, checkpoint_every=fqe_steps)
     p = prepare(one)
     name, reward = p.source.rewards["test"][0]
-    truth, gt = np.asarray(p.sets["test"].truth[0]), p.source.gt
+    truth, gt = np.asarray(p.sets["test"].truth["reset"][0]), p.source.gt
     idx = np.random.default_rng(0).choice(len(p.x), min(args.pairs, len(p.x)), replace=False)
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 

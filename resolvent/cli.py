@@ -24,7 +24,9 @@ def fail(message: str) -> None:
 
 def results_table(results: dict) -> str:
     """MSE and R^2 of every method on the training, test and probe rewards, and the worst
-    probe's R^2 (mean over seeds; MSE also ± std)."""
+    probe's R^2 (mean over seeds; MSE also ± std); then every point kind's metrics and the trust report."""
+    from resolvent.experiments.tables import points_lines, trust_lines
+
     cols = [(f"{s} {k}", f"{s}_{k}") for s in ("train", "test", "probe") for k in ("mse", "r2")]
     prior = results.get("reward_prior", "family")
     head = f"{results['family'] or 'data'} / {results['dataset']} (reward prior: {prior})"
@@ -34,7 +36,8 @@ def results_table(results: dict) -> str:
                  f"{'method':<10} {'residual':>12} {'steps':>7} {'seconds':>8}"]
         lines += [f"{m:<10} {np.mean(r.get('loss', [np.nan])):>12.4g} {r['steps']:>7} {r['seconds']:>8.1f}"
                   for m, r in results["methods"].items()]
-        return "\n".join(lines + ["training rewards: " + ", ".join(results.get("train_rewards", []))])
+        return "\n".join(lines + ["training rewards: " + ", ".join(results.get("train_rewards", []))]
+                         + trust_lines(results))
     lines = [f"{head}: accuracy at the ground-truth initial points, mean over seeds; "
              f"R^2 = 1 - MSE / Var(true Q), 0 = a constant",
              f"{'method':<10}" + "".join(f" {c:>17}" if c.endswith("mse") else f" {c:>9}" for c, _ in cols)
@@ -53,7 +56,7 @@ def results_table(results: dict) -> str:
         lines.append(row + f" {r['steps']:>7} {r['seconds']:>8.1f}")
     if results.get("probes"):
         lines.append("probe rewards: " + ", ".join(results["probes"]))
-    return "\n".join(lines)
+    return "\n".join(lines + points_lines(results) + trust_lines(results))
 
 
 def split_methods(methods: str) -> tuple[str, ...]:
@@ -154,7 +157,8 @@ def main() -> None:
 @click.option("--probes", type=click.Path(dir_okay=False), default=None,
               help="with --data: a Python file defining PROBES = {name: reward callable}, scored only")
 @click.option("--methods", default="attention,linear,vanilla,sf", show_default=True,
-              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle)")
+              help="comma-separated: attention, linear, vanilla, sf, and fqe (the per-reward oracle); "
+                   "auto: train attention, vanilla, sf and keep the one of best held-out agreement")
 @click.option("--preset", type=click.Choice(["default", "paper"]), default="default", show_default=True,
               help="default: the best configuration measured; paper: the paper's exactly")
 @click.option("--reward-prior", type=click.Choice(["family", "generic", "mix"]), default=None,
@@ -173,11 +177,14 @@ def main() -> None:
 @click.option("--ref-actions", type=click.Choice(["data", "half-policy"]), default="data", show_default=True,
               help="actions at the reference points: the data's (the paper's), or the target "
                    "policy's at every other one (rewards of obs and action only)")
+@click.option("--trust", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
+              help="trust report: every method against per-reward FQE on held-out rewards at dataset "
+                   "states (auto: on for --data and --methods auto)")
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
 def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward_prior, prior_rewards, tau,
-             lr, seeds, seed, steps, log_every, checkpoint_every, m, ref_actions, out, resume):
+             lr, seeds, seed, steps, log_every, checkpoint_every, m, ref_actions, trust, out, resume):
     """Offline policy evaluation: train operators and compare with the ground truth.
 
     On a paper FAMILY (default pendulum-angle), or on any Minari dataset (--data) with its
@@ -203,7 +210,8 @@ def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward
                                     probes=probes,
                                     methods=split_methods(methods), seeds=seeds, seed=seed,
                                     steps=steps, log_every=log_every,
-                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions)
+                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions,
+                                    trust=trust)
         prior = cfg.prior
         if reward_prior is not None or prior_rewards is not None:
             prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),

@@ -59,6 +59,11 @@ class Lockstep:
         self.obs[i] = self.envs[i].reset(seed=seed)[0]
         return self.obs[i]
 
+    def restore(self, i: int, restore, obs: np.ndarray) -> None:
+        """Set environment ``i``'s simulator to observation ``obs`` with a family's ``restore(env, obs)``."""
+        restore(self.envs[i], obs)
+        self.obs[i] = obs
+
     def step(self, actions: np.ndarray, live: np.ndarray) -> Step:
         """Step the environments where ``live`` (the others' rows stay zero, next_obs unchanged)."""
         n = len(self.envs)

@@ -24,7 +24,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] = "atten
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
         preset: str = "default", resume: bool = False, plot: bool = True, **config) -> OperatorModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
-    of the first method.
+    of the first method (``method="auto"``: the candidate of best held-out agreement with
+    per-reward FQE, the trust report in results.json).
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``rewards``: named reward
@@ -50,5 +51,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] = "atten
         cfg = EvaluateConfig.from_dict(RunDir(out).read_config())
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if isinstance(probes, (str, Path)) else probes)
-    run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
+    results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
+    if "auto" in results:
+        return OperatorModel.load(Path(out) / "models", results["auto"]["chosen"])
     return OperatorModel.load(Path(out) / "models", methods[0] if methods[0] != "fqe" else methods[-1])

@@ -308,6 +308,14 @@ class Policy:
         return a[0] if single else a
 
 
-def load(run_dir: str | Path, method: str = "attention") -> OperatorModel:
-    """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory."""
+def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
+    """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
+    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention."""
+    if method is None:
+        results = Path(run_dir) / "results.json"
+        try:
+            chosen = json.loads(results.read_text()).get("auto", {}).get("chosen") if results.is_file() else None
+        except json.JSONDecodeError as e:
+            raise CheckpointError(f"{results} is corrupt: {e}") from None
+        method = chosen or "attention"
     return OperatorModel.load(Path(run_dir) / "models", method)

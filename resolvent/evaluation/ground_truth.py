@@ -65,24 +65,31 @@ def rollout_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: floa
     rng = np.random.default_rng(seed)
     for i in range(n):
         envs.reset(i, seed * 1_000_003 + 7919 * i + 1)
-    obs = envs.obs
     space = envs.action_space
     action = rng.uniform(space.low, space.high, size=(n,) + space.shape).astype(np.float32)
+    return roll_out(envs, actor, action, h, gamma, f"ground truth {family.name}")
+
+
+def roll_out(envs: Lockstep, actor: Actor, action0: np.ndarray, h: int, gamma: float, desc: str) -> GroundTruth:
+    """From the environments' current states ``envs.obs`` take ``action0`` (n, da), then follow pi
+    for up to ``h`` steps in all, recording every step's quantities; closes ``envs``."""
+    obs, action = envs.obs, np.asarray(action0, np.float32)
+    n = len(obs)
     obs0, action0 = obs.copy(), action.copy()
     ds, da = obs.shape[1], action.shape[1]
     feats = {"obs": np.zeros((n, h, ds), np.float32), "action": np.zeros((n, h, da), np.float32),
              "next_obs": np.zeros((n, h, ds), np.float32)}
-    feats.update({k: np.zeros((n, h), np.float32) for k in family.extras})
+    feats.update({k: np.zeros((n, h), np.float32) for k in envs.keys})
     alive = np.zeros((n, h), np.float32)
     live = np.ones(n, bool)
-    for t in tqdm(range(h), desc=f"ground truth {family.name}", leave=False, unit="step"):
+    for t in tqdm(range(h), desc=desc, leave=False, unit="step"):
         if t > 0:
             action = np.asarray(actor(obs), np.float32)
         alive[:, t] = live
         feats["obs"][:, t], feats["action"][:, t] = obs, action
         out = envs.step(action, live)
         feats["next_obs"][:, t] = out.next_obs
-        for k in family.extras:
+        for k in envs.keys:
             feats[k][:, t] = out.quantities[k]
         live &= ~out.terminated
         if not live.any():
@@ -100,6 +107,13 @@ def load_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float =
     """
     tag = tag if tag is not None else policy_hash(actor)
     name = f"{family.name.replace('/', '_')}-{tag}-n{n}-g{gamma}-tol{tol}-seed{seed}.npz"
+    return cached_ground_truth(name, family.feature_keys, gamma,
+                               lambda: rollout_ground_truth(family, actor, n, gamma, tol, seed))
+
+
+def cached_ground_truth(name: str, feature_keys: tuple[str, ...], gamma: float,
+                        make: Callable[[], GroundTruth]) -> GroundTruth:
+    """The ground truth cached as ``$RESOLVENT_HOME/ground_truth/name``, else ``make()``, stored."""
     path = cache_dir("ground_truth") / name
     if path.is_file():
         try:
@@ -107,12 +121,12 @@ def load_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float =
                 feats = {k[2:]: z[k] for k in z.files if k.startswith("f_")}
                 gt = GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
             arrays = [gt.obs0, gt.action0, gt.alive, *feats.values()]
-            if all(np.all(np.isfinite(a)) for a in arrays) and set(family.feature_keys) <= set(feats):
+            if all(np.all(np.isfinite(a)) for a in arrays) and set(feature_keys) <= set(feats):
                 return gt
         except Exception:  # noqa: BLE001 - truncated, not a zip, missing arrays: all damage
             pass
         path.unlink()  # a damaged cache (unreadable or non-finite) is derived data: roll out again
-    gt = rollout_ground_truth(family, actor, n, gamma, tol, seed)
+    gt = make()
     buf = io.BytesIO()
     np.savez_compressed(buf, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
                         **{f"f_{k}": v for k, v in gt.features.items()})

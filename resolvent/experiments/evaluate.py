@@ -38,22 +38,29 @@ from resolvent.config import from_dict, to_dict
 from resolvent.data import KINDS, check_kind, load_transitions, reference_indices
 from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes
 from resolvent.envs import make_env
-from resolvent.evaluation import load_ground_truth, mse, r2
-from resolvent.experiments.plots import plot_mse
+from resolvent.evaluation import GroundTruth, PointsConfig, load_points
+from resolvent.evaluation.metrics import score_points
+from resolvent.evaluation.points import KINDS as POINT_KINDS
+from resolvent.experiments.plots import plot_evaluate
 from resolvent.experiments.policy_refs import PolicyRefs, first_step_values, policy_refs
 from resolvent.experiments.rundir import RunDir
+from resolvent.io import atomic_savez
 from resolvent.experiments.runner import run_experiment, train_loop
+from resolvent.experiments.trust import choose_method, heldout_rewards, train_oracle, trust_indices
 from resolvent.families import get_family
 from resolvent.keys import name_id, named_key
 from resolvent.model import Arch, OperatorModel
 from resolvent.operators import NETWORKS, make_network
 from resolvent.policies import load_target_policy
+from resolvent.policies.actor import policy_hash
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards, probe_rewards, reward_inputs
 from resolvent.rewards.probes import evaluate_reward, reads
 
 OPERATORS = ("attention", "linear", "vanilla", "sf")
 METHODS = tuple(k for k, v in NETWORKS.items() if not v.control)   # every evaluation network, fqe included
-SETS = ("train", "test", "probe")
+AUTO_CANDIDATES = ("attention", "vanilla", "sf")   # method="auto" trains these, keeps the best held-out
+SETS = ("train", "test", "probe", "heldout")      # heldout: the trust report's rewards (none without it)
+PREFIX = {"reset": "", "trajectory": "traj_", "dataset": "data_"}   # metric keys per point kind
 REF_ACTIONS = ("data", "half-policy")
 
 
@@ -82,7 +89,8 @@ class EvaluateConfig:
     policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
-    methods: tuple[str, ...] = OPERATORS  # operator networks (and the fqe oracle) to train
+    methods: tuple[str, ...] = OPERATORS  # operator networks (and the fqe oracle) to train; "auto":
+    #                                    AUTO_CANDIDATES, keeping the one of best held-out agreement
     seeds: int = 3                     # network seeds, trained at once (vmapped)
     seed: int = 0                      # experiment seed: rewards, reference points, networks
     data_seed: int = 0                 # seed of the dataset's behaviour rollouts
@@ -94,7 +102,16 @@ class EvaluateConfig:
     ref_actions: str = "data"          # their actions: data (the paper's) or half-policy
     n_train_rewards: int = 32          # the family's training rewards, all fed at every step
     n_test_rewards: int = 16           # unseen test rewards (wider range)
-    n_initial: int = 64                # ground-truth initial points y_i = (s0, a0)
+    n_initial: int = 64                # ground-truth initial points y_i = (s0, a0) (reset points)
+    eval_points: tuple[str, ...] = POINT_KINDS  # evaluation point kinds: reset (the paper's),
+    #                                    trajectory (along pi's own), dataset (its states restored)
+    n_points: int = 64                 # points of each kind other than reset
+    traj_max_steps: int = 200          # trajectory points: pi runs U{0..traj_max_steps} steps first
+    trust: str = "auto"                # trust report (held-out rewards against per-reward FQE):
+    #                                    on, off, or auto (on for a dataset of one's own and for auto)
+    trust_rewards: int = 8             # held-out generic rewards of the trust report
+    trust_points: int = 512            # dataset transitions where it compares the answers
+    auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
     gt_tol: float = 1e-5               # rollouts run until gamma^t < gt_tol
     fqe: FQEConfig = field(default_factory=default_fqe)  # operator FQE and its reward prior
     hidden: tuple[int, ...] = (256, 256)  # hidden layers of every MLP
@@ -112,6 +129,10 @@ class EvaluateConfig:
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
 
     def __post_init__(self):
+        if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
+            rest = tuple(m for m in self.methods if m != "auto" and m not in AUTO_CANDIDATES)
+            object.__setattr__(self, "methods", AUTO_CANDIDATES + rest)
+            object.__setattr__(self, "auto", True)
         if self.data is None:
             get_family(self.family)
             check_kind(self.dataset)
@@ -144,6 +165,23 @@ class EvaluateConfig:
             raise ValueError(f"absorbing must be auto, on or off, got {self.absorbing!r}")
         if self.ref_actions not in REF_ACTIONS:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
+        if self.trust not in ("auto", "on", "off"):
+            raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
+        if self.auto and self.trust == "off":
+            raise ValueError("method auto chooses by the trust report: trust cannot be off")
+        for name in ("n_points", "trust_rewards", "trust_points"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        self.points_config()
+
+    @property
+    def trust_report(self) -> bool:
+        """Whether the run holds out rewards and scores every method against per-reward FQE."""
+        return self.trust == "on" or (self.trust == "auto" and (self.data is not None or self.auto))
+
+    def points_config(self) -> PointsConfig:
+        return PointsConfig(kinds=tuple(self.eval_points), n_reset=self.n_initial, n=self.n_points,
+                            max_steps=self.traj_max_steps, gamma=self.gamma, tol=self.gt_tol, seed=self.data_seed)
 
     @property
     def prior(self) -> PriorConfig:
@@ -164,6 +202,8 @@ class EvaluateConfig:
     def from_dict(cls, d: dict) -> "EvaluateConfig":
         legacy = {"gamma", "lr", "tau", "batch_size"}   # flat FQE keys of runs before the prior
         d = {k: v for k, v in d.items() if k != "task"}
+        d.setdefault("eval_points", ["reset"])   # a run made before the other point kinds
+        d.setdefault("trust", "off")             # ... or the trust report
         if "fqe" not in d:   # a run made before the reward prior: the paper's prior, its own FQE values
             d["fqe"] = to_dict(dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d}))
         return from_dict(cls, {k: v for k, v in d.items() if k not in legacy})
@@ -184,7 +224,12 @@ class Source:
     data: dict                   # transitions (numpy), the schema of ``resolvent.transitions``
     policy: Callable             # the target policy, obs (n, ds) -> actions (n, da)
     rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
-    gt: object | None            # Monte-Carlo ground truth, or None where no environment builds
+    points: dict[str, GroundTruth]  # point kind -> Monte-Carlo ground truth ({}: no environment builds)
+
+    @property
+    def gt(self) -> GroundTruth | None:
+        """The reset points' ground truth (None without truth)."""
+        return self.points.get("reset")
 
 
 def family_source(cfg: EvaluateConfig) -> Source:
@@ -192,12 +237,13 @@ def family_source(cfg: EvaluateConfig) -> Source:
     family = get_family(cfg.family)
     actor = load_target_policy(family.name)
     data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
-    gt = load_ground_truth(family, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed)
+    points = load_points(family, actor, cfg.points_config(), policy_hash(actor), data)
     members = {s: np.asarray(family.sample(named_key(cfg.seed, f"{s}-rewards"), n, s))
                for s, n in (("train", cfg.n_train_rewards), ("test", cfg.n_test_rewards))}
     rewards = {s: [(f"{family.param_name}={v:.3f}", family.reward_callable(v)) for v in ps]
                for s, ps in members.items()}
-    return Source(family.name, family, data, actor, {**rewards, "probe": list(probe_rewards(family.name).items())}, gt)
+    return Source(family.name, family, data, actor, {**rewards, "probe": list(probe_rewards(family.name).items())},
+                  points)
 
 
 def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict | None = None,
@@ -211,17 +257,16 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
         if cfg.policy is None:
             raise ValueError("a dataset of one's own needs its target policy (MODULE:ATTR or a callable)")
         policy = load_object(cfg.policy, "policy")
-    gt, low, high = None, None, None
+    points, low, high = {}, None, None
     if spec.env_id is not None:
         space = make_env(spec.env_id).action_space
         low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
     actor = checked_policy(policy, data["obs"], data["action"].shape[1], low, high)
     if spec.env_id is not None:
-        gt = load_ground_truth(spec, actor, cfg.n_initial, cfg.gamma, cfg.gt_tol, cfg.data_seed,
-                               tag=policy_fingerprint(actor, data["obs"]))
+        points = load_points(spec, actor, cfg.points_config(), policy_fingerprint(actor, data["obs"]), data)
     train = [("reward", lambda f: f["reward"])] + list((rewards or {}).items())
     probes = list((probes or (load_probes(cfg.probes) if cfg.probes else {})).items())
-    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, gt)
+    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points)
 
 
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
@@ -238,7 +283,7 @@ class RewardSet:
     values: jax.Array        # (R, n) values on the dataset's transitions
     xi_values: jax.Array     # (R, m) values at the reference points
     fit_values: jax.Array    # (R, n_fit) values at the SF fit points
-    truth: jax.Array | None  # (R, n_init) Monte-Carlo Q at the initial points (None: no truth)
+    truth: dict              # point kind -> (R, n_k) true Q: Monte-Carlo; "trust": per-reward FQE's
 
     def __len__(self) -> int:
         return len(self.names)
@@ -258,8 +303,9 @@ class Problem:
     xi: jax.Array                # (m, dx) normalised reference points
     fit_idx: np.ndarray          # (n_fit,)
     features: dict               # raw transition quantities (numpy)
-    y: jax.Array | None          # (n_init, dx) normalised initial points (None: no truth)
-    sets: dict                   # "train"/"test"/"probe" -> RewardSet
+    points: dict                 # point kind -> (n_k, dx) normalised evaluation points ("trust":
+    #                              dataset transitions of the trust report)
+    sets: dict                   # "train"/"test"/"probe"/"heldout" -> RewardSet
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
     absorbing: bool = False      # attention's absorbing-state slot
@@ -275,7 +321,17 @@ class Problem:
 
     @property
     def has_truth(self) -> bool:
-        return self.source.gt is not None
+        return bool(self.source.points)
+
+    @property
+    def y(self) -> jax.Array | None:
+        """Every evaluation point, the kinds one after the other (``points``' order): (n_all, dx)."""
+        return jnp.concatenate(list(self.points.values()), 0) if self.points else None
+
+    def split(self, q: jax.Array) -> dict:
+        """Predictions (..., n_all) at ``y`` -> point kind -> (..., n_k)."""
+        ends = np.cumsum([len(v) for v in self.points.values()])
+        return dict(zip(self.points, np.split(np.asarray(q), ends[:-1], axis=-1)))
 
     def subset(self, idx) -> dict:
         return {k: v[idx] for k, v in self.features.items()}
@@ -284,7 +340,7 @@ class Problem:
 def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     """Dataset, target policy, ground truth, rewards and reference points of an experiment."""
     src = source if source is not None else family_source(cfg) if cfg.data is None else dataset_source(cfg)
-    data, actor, gt = src.data, src.policy, src.gt
+    data, actor, gt = src.data, src.policy, src.points
     features = {k: data[k] for k in src.spec.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)
     x_mean, x_std = x_raw.mean(0), x_raw.std(0)
@@ -298,11 +354,18 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     xi_features = reference_features(features, ref_idx, cfg.ref_actions, actor)
     if cfg.ref_actions == "half-policy":   # probes of next quantities cannot be encoded at pi's actions
         src.rewards["probe"] = [(k, r) for k, r in src.rewards["probe"] if reads(r, features) <= {"obs", "action"}]
+    z_raw = reward_inputs(features, src.spec.extras)
+    prior_stats = PriorStats.fit(z_raw, src.spec.extras)
+    given = src.rewards["train"] if cfg.data is not None else []   # the user's rewards (not a family's)
+    src.rewards["heldout"] = (heldout_rewards(cfg.prior, named_key(cfg.seed, "trust-rewards"), prior_stats, z_raw,
+                                              cfg.trust_rewards, given) if cfg.trust_report else [])
     sets = {s: reward_set(src.rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}
     if not all(bool(jnp.all(jnp.isfinite(sets[k].xi_values))) for k in ("train", "test")):
         raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
                          f"points do not have; use ref_actions='data'")
-    z_raw = reward_inputs(features, src.spec.extras)
+    points = {k: norm(np.concatenate([g.obs0, g.action0], -1)) for k, g in gt.items()}
+    if cfg.trust_report:
+        points["trust"] = norm(x_raw[trust_indices(n, cfg.trust_points, cfg.seed)])
     pi = None
     if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
         pi = policy_refs(features, next_actions, x_mean, x_std, src.rewards, src.spec.extras, cfg.onestep,
@@ -313,8 +376,7 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         x_std=x_std.astype(np.float32), xi_features=xi_features,
         xi=norm(np.concatenate([xi_features["obs"], xi_features["action"]], -1)),
         fit_idx=fit_idx, features=features,
-        y=None if gt is None else norm(np.concatenate([gt.obs0, gt.action0], -1)), sets=sets,
-        prior_stats=PriorStats.fit(z_raw, src.spec.extras), z_raw=z_raw,
+        points=points, sets=sets, prior_stats=prior_stats, z_raw=z_raw,
         absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
                                             and bool(np.any(data["terminated"]))), pi=pi)
 
@@ -335,26 +397,28 @@ def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor)
     return xi
 
 
-def reward_set(rewards: Rewards, features: dict, xi_features: dict, fit_idx: np.ndarray, gt, kind: str) -> RewardSet:
+def reward_set(rewards: Rewards, features: dict, xi_features: dict, fit_idx: np.ndarray,
+               points: dict[str, GroundTruth], kind: str) -> RewardSet:
     """Named reward callables checked and evaluated on the data, at the reference and fit points,
-    with their Monte-Carlo truth (None without ground truth)."""
+    with their Monte-Carlo truth at every point kind ({} without ground truth)."""
     names = [k for k, _ in rewards]
     n, m = len(next(iter(features.values()))), len(next(iter(xi_features.values())))
     if not names:
-        return RewardSet([], jnp.zeros((0, n)), jnp.zeros((0, m)), jnp.zeros((0, len(fit_idx))),
-                         None if gt is None else jnp.zeros((0, len(gt.obs0))))
-    what = {"train": "training reward", "test": "test reward", "probe": "probe reward"}[kind]
+        return RewardSet([], jnp.zeros((0, n)), jnp.zeros((0, m)), jnp.zeros((0, len(fit_idx))), {})
+    what = {"train": "training reward", "test": "test reward", "probe": "probe reward",
+            "heldout": "held-out reward"}[kind]
     values = jnp.stack([evaluate_reward(r, features, "dataset's transitions", f"{what} {k!r}") for k, r in rewards])
     xi = jnp.stack([evaluate_reward(r, xi_features, "reference points", f"{what} {k!r}") for k, r in rewards])
-    truth = None
-    if gt is not None:
-        truth = []
+    truth = {}
+    for point_kind, gt in points.items():
+        qs = []
         for k, r in rewards:
             q = np.asarray(gt.q(r))
             if q.shape != (len(gt.obs0),) or not np.all(np.isfinite(q)):
-                raise ValueError(f"{what} {k!r} gives no finite ground truth of shape ({len(gt.obs0)},)")
-            truth.append(q)
-        truth = jnp.asarray(np.stack(truth), jnp.float32)
+                raise ValueError(f"{what} {k!r} gives no finite ground truth of shape ({len(gt.obs0)},) "
+                                 f"at the {point_kind} points")
+            qs.append(q)
+        truth[point_kind] = np.stack(qs)
     return RewardSet(names, values, xi, values[:, fit_idx], truth)
 
 
@@ -445,27 +509,28 @@ def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     pool_x = p.xn[refs.pool]                                               # (N, dx)
     first = {}
     if p.y is not None:
-        y_obs, y_act = np.asarray(p.source.gt.obs0), np.asarray(p.source.gt.action0)
-        first = {s: first_step_values(refs.model, p.source.rewards[s], y_obs, y_act, "initial points")
-                 for s in SETS}                                            # (R, n_init)
+        y = np.asarray(p.y) * p.x_std + p.x_mean                           # (n_all, dx) raw (s, a)
+        ds = p.features["obs"].shape[1]
+        first = {s: first_step_values(refs.model, p.source.rewards[s], y[:, :ds], y[:, ds:], "evaluation points")
+                 for s in SETS}                                            # (R, n_all)
     pool_values = {s: refs.values[s][:, refs.pool] if s == "train" else refs.values[s] for s in SETS}
 
     def predict(params):
         if p.y is None:
             return {}
         return {s: first[s][None] + cfg.gamma * jnp.swapaxes(predictor(params, p.y, pool_x, pool_values[s]), 1, 2)
-                for s in SETS if len(p.sets[s])}                           # (S, R, n_init)
+                for s in SETS if len(p.sets[s])}                           # (S, R, n_all)
 
     return Method(name, network, data, make_initializer(network, fqe),
                   make_trainer(network, fqe, cfg.log_every, loss_fn), predict)
 
 
-def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi) -> Method:
-    """Plain FQE, one Q network per test reward (a dataset of one's own: per training reward),
-    vmapped over rewards, then seeds."""
+def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi, answers: str | None = None) -> Method:
+    """Plain FQE, one Q network per test reward (a dataset of one's own: per training reward;
+    or the set ``answers``), vmapped over rewards, then seeds."""
     network = make_network("fqe", cfg.gamma, cfg.hidden, cfg.features, 1)
     fqe = dataclasses.replace(run_fqe(cfg), prior=None)
-    answers = oracle_set(p)
+    answers = answers or oracle_set(p)
     r = p.sets[answers].values                                             # (R, n)
     scale = jnp.mean(r, axis=1) / (1.0 - cfg.gamma)                        # (R,)
     data = OperatorData(x=p.x, xn=p.xn, rewards=r[:, None, :], done=p.done, xi=xi,
@@ -501,16 +566,24 @@ def oracle_set(p: Problem) -> str:
 
 
 def score(pred: dict, p: Problem) -> dict:
-    """MSE and R^2 per seed of each reward set: {"test_mse": (S,), "test_r2": (S,), ...},
-    and per probe reward ``probe_r2_each`` (P, S)."""
+    """Every metric (``resolvent.evaluation.metrics``) per seed of each reward set at each point
+    kind where it has truth: {"test_mse": (S,), "test_r2": (S,), "test_rel_rmse": (S,), ...} at
+    the reset points, ``traj_test_r2``, ``data_test_r2``, ... at the others, ``trust_r2``, ...
+    of the held-out rewards against per-reward FQE; per probe reward ``probe_r2_each`` (P, S),
+    per held-out reward ``trust_r2_each``, ``trust_rel_rmse_each`` (H, S)."""
     out = {}
-    for s, q in pred.items():                                              # q (S, R, n_init)
-        truth = p.sets[s].truth
-        per_mse = jax.vmap(lambda a: mse(a, truth))(q)                      # (S, R)
-        per_r2 = jax.vmap(lambda a: r2(a, truth))(q)                        # (S, R)
-        out[f"{s}_mse"], out[f"{s}_r2"] = np.asarray(per_mse.mean(1)), np.asarray(per_r2.mean(1))
-        if s == "probe":
-            out["probe_r2_each"] = np.asarray(per_r2.T)
+    for s, q in pred.items():                                              # q (S, R, n_all)
+        for kind, qk in p.split(q).items():                                # qk (S, R, n_k)
+            truth = p.sets[s].truth.get(kind)
+            if truth is None:
+                continue
+            m = score_points(qk, truth)
+            head = "trust_" if kind == "trust" else f"{PREFIX[kind]}{s}_"
+            out.update({head + k: v for k, v in m.items() if not k.endswith("_each")})
+            if (s, kind) == ("probe", "reset"):
+                out["probe_r2_each"] = m["r2_each"]
+            if kind == "trust":
+                out.update(trust_r2_each=m["r2_each"], trust_rel_rmse_each=m["rel_rmse_each"])
     return out
 
 
@@ -529,7 +602,7 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
 
 
 def metric_rows(name: str, seed_ids, step: int, scores: dict, loss, seconds: float) -> list[dict]:
-    keys = [k for k in scores if k != "probe_r2_each"]
+    keys = [k for k in scores if not k.endswith("_each")]
     return [{"method": name, "seed": int(s), "step": step,
              **{k: float(scores[k][i]) for k in keys},
              "loss": None if loss is None else float(loss[i]), "seconds": round(seconds, 3)}
@@ -559,10 +632,11 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
     if name != "fqe":
         inference_model(name, cfg, p, method, state.params).save(run.path / "models")
     scores = last.get("scores") or score(method.predict(state.params), p)
-    entry = {k: [float(v) for v in scores[k]] for k in scores if k != "probe_r2_each"}
-    if "probe_r2_each" in scores:
-        entry["probe_r2_each"] = {n: [float(v) for v in row]
-                                  for n, row in zip(p.sets["probe"].names, scores["probe_r2_each"])}
+    save_predictions(run, name, method.predict(state.params), p)
+    entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
+    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
+        if key in scores:
+            entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
     if last.get("loss") is not None:
         entry["loss"] = [float(v) for v in last["loss"]]
     return {**entry, "steps": step, "seconds": round(seconds, 2)}
@@ -576,12 +650,50 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     def header(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
         if not (run.path / "prior.npz").is_file():
             p.prior_stats.save(run.path / "prior.npz")
+        oracle = trust_truth(cfg, p, run) if cfg.trust_report else {}
         return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
                 "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
-                "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names}
+                "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
+                "eval_points": {k: len(v) for k, v in p.points.items()},
+                **({"heldout_rewards": p.sets["heldout"].names} if cfg.trust_report else {}),
+                **({"trust_oracle": oracle} if oracle else {})}
+
+    def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
+        return {"auto": choose_method(results["methods"], AUTO_CANDIDATES)} if cfg.auto else {}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
-                          plot_mse if plot else None)
+                          plot_evaluate if plot else None, finish)
+
+
+def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
+    """The trust report's truth: per-reward FQE (one seed) on the held-out rewards, its answer at
+    the trust points stored as their ``trust`` truth. Returns the oracle's own accuracy where
+    Monte-Carlo truth exists (``data_heldout_r2``, ...; {} without truth)."""
+    oracle = fqe_oracle(cfg, p, p.xi, answers="heldout")
+    params = train_oracle(run, oracle, cfg.seed, cfg.steps, cfg.log_every, cfg.checkpoint_every)
+    q = oracle.predict(params)["heldout"]                                  # (1, H, n_all)
+    own = {k: float(v[0]) for k, v in score({"heldout": q}, p).items() if not k.endswith("_each")}
+    p.sets["heldout"].truth["trust"] = p.split(q[0])["trust"]              # (H, n_trust)
+    return own
+
+
+def save_predictions(run: RunDir, name: str, pred: dict, p: Problem) -> None:
+    """A method's final answers (mean over seeds) beside the truth, per reward set and point
+    kind, into ``predictions.npz`` (``METHOD|SET|KIND|pred`` and ``...|truth``, (R, n_k)): the
+    scatter plot reads it."""
+    path = run.path / "predictions.npz"
+    arrays = {}
+    if path.is_file():
+        with np.load(path) as z:
+            arrays = {k: z[k] for k in z.files if not k.startswith(f"{name}|")}
+    for s, q in pred.items():                                              # (S, R, n_all)
+        for kind, qk in p.split(q).items():
+            truth = p.sets[s].truth.get(kind)
+            if truth is not None:
+                arrays[f"{name}|{s}|{kind}|pred"] = np.asarray(qk).mean(0)
+                arrays[f"{name}|{s}|{kind}|truth"] = np.asarray(truth)
+    if arrays:
+        atomic_savez(path, **arrays)
 
 
 __all__ = ["KINDS", "METHODS", "OPERATORS", "PRESETS", "EvaluateConfig", "Source", "dataset_source",

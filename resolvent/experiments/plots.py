@@ -79,26 +79,85 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     cfg = json.loads(run.config_path.read_text())
     rows = run.read_metrics()
     sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
-    if not sets:   # no ground truth: the Bellman residual along training
-        fig, ax = plt.subplots(figsize=(5.5, 4.0))
-        draw(ax, [r for r in rows if r.get("loss") is not None], "loss",
+    if not sets:   # no ground truth: the Bellman residual along training, and the trust report's agreement
+        trust = any(r.get("trust_rel_rmse") is not None for r in rows)
+        fig, axes = plt.subplots(1, 1 + trust, figsize=(5.5 * (1 + trust), 4.0), squeeze=False)
+        draw(axes[0, 0], [r for r in rows if r.get("loss") is not None], "loss",
              f"{cfg.get('data')}: no ground truth, Bellman residual")
-        ax.legend(fontsize=8)
+        if trust:
+            draw(axes[0, 1], rows, "trust_rel_rmse", "held-out rewards: relative RMSE against per-reward FQE")
+        axes[0, 0].legend(fontsize=8)
         fig.tight_layout()
         return save_figure(fig, run.path / name)
-    fig, axes = plt.subplots(2, len(sets), figsize=(4.6 * len(sets), 7.0), squeeze=False)
+    kinds = [(k, prefix) for k, prefix in (("trajectory", "traj_"), ("dataset", "data_"))
+             if any(r.get(f"{prefix}{s}_rel_rmse") is not None for r in rows for s in sets)]
+    fig, axes = plt.subplots(2 + len(kinds), len(sets), figsize=(4.6 * len(sets), 3.5 * (2 + len(kinds))),
+                             squeeze=False)
     titles = {"train": "training rewards", "test": "test rewards", "probe": "probe rewards (out of family)"}
     for j, s in enumerate(sets):
         head = f"{cfg['family'] or cfg.get('data')} / {cfg['dataset'] if cfg['family'] else 'data'}: {titles[s]}"
         draw(axes[0, j], rows, f"{s}_mse", head)
         draw(axes[1, j], rows, f"{s}_r2", head)
+        for i, (kind, prefix) in enumerate(kinds):
+            draw(axes[2 + i, j], rows, f"{prefix}{s}_rel_rmse", f"{titles[s]}, {kind} points")
     axes[0, 0].set_ylabel("average MSE (geometric mean over seeds)")
     axes[1, 0].set_ylabel("average R$^2$ (1 - MSE / Var of the truth)")
+    for i, (kind, _) in enumerate(kinds):
+        axes[2 + i, 0].set_ylabel(f"relative RMSE at {kind} points")
     axes[0, -1].legend(*legend_of(axes.flat), fontsize=8)
     fig.tight_layout()
     return save_figure(fig, run.path / name, dpi=120)
 
 
+def plot_scatter(run_dir: str | Path, name: str = "scatter.png") -> Path | None:
+    """Predicted against true Q (mean over seeds), one panel per reward set and point kind, one
+    colour per method, from ``predictions.npz`` (None where the run has none)."""
+    run = RunDir(run_dir)
+    path = run.path / "predictions.npz"
+    if not path.is_file():
+        return None
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    panels = sorted({tuple(k.split("|")[1:3]) for k in arrays},
+                    key=lambda sk: (SET_ORDER.index(sk[0]) if sk[0] in SET_ORDER else 9,
+                                    KIND_POINTS.index(sk[1]) if sk[1] in KIND_POINTS else 9))
+    if not panels:
+        return None
+    methods = list(dict.fromkeys(k.split("|")[0] for k in arrays))
+    cols = min(4, len(panels))
+    rows_n = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols, 3.4 * rows_n), squeeze=False)
+    for ax, (s, kind) in zip(axes.flat, panels):
+        lo, hi = np.inf, -np.inf
+        for m in methods:
+            key = f"{m}|{s}|{kind}"
+            if f"{key}|pred" not in arrays:
+                continue
+            t, q = arrays[f"{key}|truth"].ravel(), arrays[f"{key}|pred"].ravel()
+            ax.scatter(t, q, s=5, alpha=0.5, color=COLORS.get(m), label=LABELS.get(m, m))
+            lo, hi = min(lo, t.min(), q.min()), max(hi, t.max(), q.max())
+        if np.isfinite(lo):
+            ax.plot([lo, hi], [lo, hi], color="k", lw=0.6)
+        truth = "per-reward FQE" if kind == "trust" else "Monte-Carlo"
+        ax.set_title(f"{s} rewards, {kind} points", fontsize=9)
+        ax.set_xlabel(f"true Q ({truth})", fontsize=8)
+        ax.set_ylabel("predicted Q", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_axis_off()
+    axes[0, 0].legend(*legend_of(axes.flat), fontsize=7)
+    fig.tight_layout()
+    return save_figure(fig, run.path / name, dpi=100)
+
+
+def plot_evaluate(run_dir: str | Path) -> Path:
+    """An evaluate run's plots: ``mse.png`` (returned) and ``scatter.png``."""
+    plot_scatter(run_dir)
+    return plot_mse(run_dir)
+
+
+SET_ORDER = ("train", "test", "probe", "heldout")
+KIND_POINTS = ("reset", "trajectory", "dataset", "trust")
 FAMILY_ORDER = ("pendulum-angle", "halfcheetah-vel", "ant-dir")
 KIND_ORDER = ("replay", "expert", "medium")
 
@@ -203,7 +262,7 @@ def plot_returns(run_dir: str | Path, name: str = "returns.png") -> Path:
 def plot_run(run_dir: str | Path) -> Path:
     """The plot of a run directory, whichever its task."""
     cfg = json.loads(RunDir(run_dir).config_path.read_text())
-    return plot_returns(run_dir) if cfg.get("task") == "optimize" else plot_mse(run_dir)
+    return plot_returns(run_dir) if cfg.get("task") == "optimize" else plot_evaluate(run_dir)
 
 
 def figure_opi(root: str | Path, out: str | Path, name: str = "opi.png") -> Path:

@@ -22,7 +22,7 @@ from resolvent.keys import named_key
 from resolvent.rewards import reward_inputs
 from resolvent.rewards.probes import evaluate_reward
 
-WHAT = {"train": "training reward", "test": "test reward", "probe": "probe reward"}
+WHAT = {"train": "training reward", "test": "test reward", "probe": "probe reward", "heldout": "held-out reward"}
 
 
 @dataclass

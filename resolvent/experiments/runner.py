@@ -53,12 +53,13 @@ def train_loop(run: RunDir, name: str, state, keys: jax.Array, steps: int, every
 
 
 def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Callable, header: Callable,
-                   run_method: Callable, plot: Callable | None = None) -> dict:
+                   run_method: Callable, plot: Callable | None = None, finish: Callable | None = None) -> dict:
     """Run (or resume) an experiment into ``out``; returns results.json's content.
 
     The task plugs in ``prepare(cfg) -> problem``, ``header(cfg, problem, run) -> dict`` (the
     fixed part of results.json; it may save side files) and ``run_method(name, cfg, problem,
-    run, resume) -> dict`` (one method's entry, trained with ``train_loop``); this owns the run
+    run, resume) -> dict`` (one method's entry, trained with ``train_loop``) and optionally
+    ``finish(cfg, problem, results) -> dict`` (entries that need every method); this owns the run
     directory: one writer (a second stops at once, ``RunInUseError``), the configuration (a
     resumed run keeps its own), the methods already finished, results.json and the plot.
     """
@@ -74,6 +75,9 @@ def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Call
             if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
                 continue
             results["methods"][name] = run_method(name, cfg, problem, run, resume)
+            run.write_json("results.json", results)
+        if finish is not None:
+            results.update(finish(cfg, problem, results))
             run.write_json("results.json", results)
         if plot is not None:
             plot(run.path)

@@ -12,6 +12,7 @@ from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from resolvent.transitions import CORE_KEYS
 
@@ -37,6 +38,8 @@ class RewardFamily:
     td3_steps: int = 20_000                   # TD3 steps for the shipped target policy
     replay_source: str = "buffer"             # "buffer": the TD3 replay buffer ships as is;
     # "snapshots": too large to ship, it is regenerated from actor snapshots along the TD3 run
+    restore: Callable[[object, np.ndarray], None] | None = None  # restore(env, obs): set the simulator's
+    #                                                  state to observation obs (ds,) (dataset points)
 
     @property
     def feature_keys(self) -> tuple[str, ...]:

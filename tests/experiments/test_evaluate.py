@@ -14,7 +14,7 @@ from resolvent.model import CheckpointError
 from resolvent.rewards import PriorConfig
 
 TINY = dict(steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
-            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3,
+            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
             methods=("attention", "vanilla"))
 
 
@@ -129,7 +129,8 @@ def test_fqe_oracle_and_every_prior(tmp_path):
     """The FQE oracle reports test rewards only; every prior trains every operator."""
     res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe", "sf", "linear")}), tmp_path / "o", plot=False)
     fqe = res["methods"]["fqe"]
-    assert set(fqe) == {"test_mse", "test_r2", "loss", "steps", "seconds"} and len(fqe["test_mse"]) == 2
+    assert {"test_mse", "test_r2", "traj_test_r2", "data_test_rel_rmse", "loss", "steps", "seconds"} <= set(fqe)
+    assert all("test_" in k for k in fqe if k not in ("loss", "steps", "seconds")) and len(fqe["test_mse"]) == 2
     rows = [r for r in RunDir(tmp_path / "o").read_metrics() if r["method"] == "fqe"]
     assert {r["step"] for r in rows} == {0, 10, 20, 30, 40} and "train_mse" not in rows[0]
     for kind in ("family", "generic"):

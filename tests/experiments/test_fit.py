@@ -89,6 +89,28 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
     rows = RunDir(tmp_path / "r").read_metrics()
     assert rows[-1]["loss"] > 0 and "train_mse" not in rows[-1]
     assert (tmp_path / "r" / "mse.png").is_file()                            # the residual along training
+    # the trust report: every method against per-reward FQE on held-out rewards at dataset states
+    assert "trust report" in res.output and "given:reward" in res.output
+    saved = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert saved["heldout_rewards"][-1] == "given:reward" and len(saved["heldout_rewards"]) == 9
+    for m in ("attention", "vanilla"):
+        entry = saved["methods"][m]
+        assert np.isfinite(entry["trust_r2"]).all() and np.all(np.asarray(entry["trust_rel_rmse"]) > 0)
+        assert set(entry["trust_r2_each"]) == set(saved["heldout_rewards"])
+    assert np.isfinite(rows[-1]["trust_r2"]) and (tmp_path / "r" / "scatter.png").is_file()
+
+
+def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_path):
+    model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
+                          **{**TINY, "steps": 20, "log_every": 20})
+    res = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert set(res["methods"]) == {"attention", "vanilla", "sf"}
+    median = {m: np.median([np.mean(v) for v in r["trust_rel_rmse_each"].values()])
+              for m, r in res["methods"].items()}
+    assert res["auto"]["chosen"] == min(median, key=median.get) == model.method
+    assert res["auto"]["chosen"] in res["auto"]["why"]
+    assert resolvent.load(tmp_path / "a").method == model.method                  # no method: the pick
+    assert resolvent.load(tmp_path / "a", method="vanilla").method == "vanilla"
 
 
 @pytest.mark.parametrize("policy, message", [

@@ -1,0 +1,91 @@
+"""Accuracy metrics of predicted against true Q-values (numpy; arrays (..., n) score over the last axis).
+
+Per reward, over the evaluation points i = 1..n (q_i true, p_i predicted):
+
+    MSE        = mean_i (p_i - q_i)^2
+    R^2        = 1 - MSE / Var_i(q)                   (0: a constant at the truth's mean; 1: exact)
+    rel. RMSE  = sqrt(MSE) / sqrt(mean_i q_i^2)       (error relative to the truth's size)
+    Spearman   = Pearson correlation of the ranks of p and q (ties get their average rank)
+
+Across the rewards k = 1..K of a set, on their *values* v_k = mean_i q_k(i) (predicted: mean_i
+p_k(i)), the deep-OPE benchmark's trio (DOPE: Fu et al. 2021, arXiv 2103.16596; the definitions
+of google-research/deep_ope's plots.ipynb): values normalised by the true best and worst,
+v' = (v - min v) / (max v - min v), predictions the same way and clipped above at 2, then
+
+    absolute error = mean_k |p'_k - v'_k|
+    rank correlation = Spearman(p, v) across rewards
+    regret@1 = (max_k v_k - v_{argmax_k p_k}) / (max v - min v)
+
+(DOPE's ``(max v' - v'_{argmax p})/max v'`` with max v' = 1.)
+"""
+from __future__ import annotations
+
+import numpy as np
+
+EPS = 1e-12
+
+
+def mse(pred, truth) -> np.ndarray:
+    """Mean squared error over the last axis."""
+    pred, truth = np.asarray(pred, np.float64), np.asarray(truth, np.float64)
+    return np.mean((pred - truth) ** 2, axis=-1)
+
+
+def r2(pred, truth) -> np.ndarray:
+    """1 - MSE / Var(truth) over the last axis."""
+    truth = np.asarray(truth, np.float64)
+    return 1.0 - mse(pred, truth) / np.maximum(np.var(truth, axis=-1), EPS)
+
+
+def rel_rmse(pred, truth) -> np.ndarray:
+    """RMSE / RMS of the truth over the last axis: 0.01 is 1% off the truth's size."""
+    truth = np.asarray(truth, np.float64)
+    return np.sqrt(mse(pred, truth)) / np.maximum(np.sqrt(np.mean(truth ** 2, axis=-1)), EPS)
+
+
+def ranks(x) -> np.ndarray:
+    """Ranks 0..n-1 over the last axis, tied values sharing their average rank."""
+    x = np.asarray(x, np.float64)
+    flat = x.reshape(-1, x.shape[-1])
+    out = np.empty_like(flat)
+    for row, r in zip(flat, out):
+        values, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
+        first = np.concatenate([[0], np.cumsum(counts)[:-1]])       # rank of each value's first copy
+        r[:] = (first + (counts - 1) / 2.0)[inverse]
+    return out.reshape(x.shape)
+
+
+def spearman(pred, truth) -> np.ndarray:
+    """Spearman rank correlation over the last axis (0 where either side is constant)."""
+    a, b = ranks(pred), ranks(truth)
+    a = a - a.mean(-1, keepdims=True)
+    b = b - b.mean(-1, keepdims=True)
+    den = np.sqrt((a ** 2).sum(-1) * (b ** 2).sum(-1))
+    return np.where(den > EPS, (a * b).sum(-1) / np.maximum(den, EPS), 0.0)
+
+
+def dope(pred_values, true_values) -> dict[str, np.ndarray]:
+    """DOPE's value error, rank correlation and regret@1 across rewards (last axis, K >= 2):
+    ``{"value_error", "value_rank", "regret"}``, each of the leading shape."""
+    p, v = np.asarray(pred_values, np.float64), np.asarray(true_values, np.float64)
+    lo, hi = v.min(-1, keepdims=True), v.max(-1, keepdims=True)
+    span = np.maximum(hi - lo, EPS)
+    vn, pn = (v - lo) / span, np.minimum((p - lo) / span, 2.0)
+    best_by_pred = np.take_along_axis(v, np.argmax(p, axis=-1)[..., None], -1)
+    return {"value_error": np.mean(np.abs(pn - vn), -1), "value_rank": spearman(p, v),
+            "regret": ((hi - best_by_pred) / span)[..., 0]}
+
+
+def score_points(pred, truth) -> dict[str, np.ndarray]:
+    """Every metric of predictions ``pred`` (S, R, n) (seeds, rewards, points) against ``truth``
+    (R, n): per seed, the point metrics averaged over rewards (``mse``, ``r2``, ``rel_rmse``,
+    ``spearman``, each (S,)), the DOPE trio over the rewards' values (with R >= 2, each (S,)),
+    and per reward ``r2_each``, ``rel_rmse_each`` (R, S)."""
+    pred, truth = np.asarray(pred, np.float64), np.asarray(truth, np.float64)
+    per = {"mse": mse(pred, truth), "r2": r2(pred, truth), "rel_rmse": rel_rmse(pred, truth),
+           "spearman": spearman(pred, np.broadcast_to(truth, pred.shape))}          # each (S, R)
+    out = {k: v.mean(1) for k, v in per.items()}
+    if truth.shape[0] >= 2:
+        out.update(dope(pred.mean(-1), np.broadcast_to(truth.mean(-1), pred.shape[:2])))
+    out["r2_each"], out["rel_rmse_each"] = per["r2"].T, per["rel_rmse"].T
+    return out

@@ -1,0 +1,78 @@
+"""Printed tables of an evaluate run's results.json beyond MSE and R^2 at the reset points:
+accuracy at every point kind (R^2, relative RMSE, Spearman; the DOPE trio across rewards), the
+trust report and the choice of ``method="auto"``."""
+from __future__ import annotations
+
+import numpy as np
+
+from resolvent.experiments.trust import median_rel_rmse
+
+KINDS = (("reset", ""), ("trajectory", "traj_"), ("dataset", "data_"))
+SHORT = {"reset": "reset", "trajectory": "traj", "dataset": "data"}
+SETS = ("train", "test", "probe")
+
+
+def mean(r: dict, key: str) -> float | None:
+    v = r.get(key)
+    return None if v is None else float(np.mean(v))
+
+
+def cell(v: float | None, width: int, fmt: str = ".3g") -> str:
+    return f" {'-':>{width}}" if v is None else f" {v:>{width}{fmt}}"
+
+
+def points_lines(results: dict) -> list[str]:
+    """Per point kind: R^2, relative RMSE and Spearman of each reward set, and across the test
+    rewards (else the probes) DOPE's value error, rank correlation and regret@1."""
+    methods = results.get("methods", {})
+    lines = []
+    for kind, prefix in KINDS:
+        sets = [s for s in SETS if any(f"{prefix}{s}_rel_rmse" in r for r in methods.values())]
+        if not sets:
+            continue
+        dope = next((s for s in ("test", "probe", "train")
+                     if any(f"{prefix}{s}_regret" in r for r in methods.values())), None)
+        n = results.get("eval_points", {}).get(kind, "")
+        lines += ["", f"at the {kind} points ({n}), mean over seeds: R^2, relative RMSE (RMSE / RMS of the "
+                      f"truth), Spearman over points" + (f"; across the {dope} rewards' values (mean Q over the "
+                                                        f"points), DOPE's |error| (normalised), rank "
+                                                        f"correlation, regret@1" if dope else "")]
+        head = f"{'method':<10}" + "".join(f" {s + ' R2':>9} {'rel':>6} {'rho':>6}" for s in sets)
+        if dope:
+            head += f" {'|err|':>7} {'rank':>6} {'regret':>7}"
+        lines.append(head)
+        for m, r in methods.items():
+            row = f"{m:<10}"
+            for s in sets:
+                row += (cell(mean(r, f"{prefix}{s}_r2"), 9) + cell(mean(r, f"{prefix}{s}_rel_rmse"), 6)
+                        + cell(mean(r, f"{prefix}{s}_spearman"), 6, ".2f"))
+            if dope:
+                row += (cell(mean(r, f"{prefix}{dope}_value_error"), 7) + cell(mean(r, f"{prefix}{dope}_value_rank"), 6,
+                                                                                ".2f")
+                        + cell(mean(r, f"{prefix}{dope}_regret"), 7))
+            lines.append(row)
+    return lines
+
+
+def trust_lines(results: dict) -> list[str]:
+    """The trust report (agreement with per-reward FQE on held-out rewards at dataset states,
+    and where truth exists the same rewards' true R^2), then ``auto``'s choice."""
+    methods = {m: r for m, r in results.get("methods", {}).items() if "trust_r2" in r}
+    if not methods:
+        return []
+    held = results.get("heldout_rewards", [])
+    n = results.get("eval_points", {}).get("trust", "")
+    lines = ["", f"trust report: agreement with per-reward FQE (trained on each reward alone) on {len(held)} "
+                 f"held-out rewards at {n} dataset transitions, mean over seeds (no ground truth needed)"]
+    truth = [(k, p) for k, p in KINDS if any(f"{p}heldout_r2" in r for r in methods.values())]
+    lines.append(f"{'method':<10} {'R^2':>8} {'rel RMSE':>9} {'median rel RMSE':>16}"
+                 + "".join(f" {'true R^2 ' + SHORT[k]:>14}" for k, _ in truth))
+    for m, r in methods.items():
+        lines.append(f"{m:<10}" + cell(mean(r, "trust_r2"), 8) + cell(mean(r, "trust_rel_rmse"), 9)
+                     + cell(median_rel_rmse(r), 16)
+                     + "".join(cell(mean(r, f"{p}heldout_r2"), 14) for _, p in truth))
+    if held:
+        lines.append("held-out rewards: " + ", ".join(held))
+    if "auto" in results:
+        lines.append(f"auto: chose {results['auto']['chosen']}: {results['auto']['why']}")
+    return lines

@@ -1,0 +1,50 @@
+"""The accuracy metrics on small arrays with known answers."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from resolvent.evaluation.metrics import dope, mse, r2, ranks, rel_rmse, score_points, spearman
+
+
+def test_point_metrics_known_answers():
+    truth = np.array([1.0, 2.0, 3.0])
+    assert mse([1.0, 2.0, 5.0], truth) == pytest.approx(4 / 3)
+    assert r2(truth, truth) == pytest.approx(1.0)
+    assert r2([2.0, 2.0, 2.0], truth) == pytest.approx(0.0)                 # the truth's mean: a constant
+    assert r2([1.0, 2.0, 5.0], truth) == pytest.approx(1 - (4 / 3) / (2 / 3))
+    assert rel_rmse([1.1, -1.1], [1.0, -1.0]) == pytest.approx(0.1)          # 10% of the truth's size
+    assert rel_rmse([101.0, 99.0], [100.0, 100.0]) == pytest.approx(0.01)    # R^2 would say nothing here
+
+
+def test_ranks_and_spearman():
+    np.testing.assert_array_equal(ranks([3.0, 1.0, 2.0]), [2, 0, 1])
+    np.testing.assert_array_equal(ranks([1.0, 1.0, 2.0]), [0.5, 0.5, 2])   # ties share their average
+    assert spearman([1.0, 2.0, 3.0], [10.0, 100.0, 1000.0]) == pytest.approx(1.0)   # any monotone map
+    assert spearman([3.0, 2.0, 1.0], [1.0, 2.0, 3.0]) == pytest.approx(-1.0)
+    assert spearman([1.0, 3.0, 2.0], [1.0, 2.0, 3.0]) == pytest.approx(0.5)          # 1 - 6 * 2 / (3 * 8)
+    assert spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == 0.0                         # a constant ranks nothing
+    rng = np.random.default_rng(0)
+    a, b = rng.integers(0, 5, (4, 20)).astype(float), rng.normal(size=(4, 20))
+    want = [stats.spearmanr(x, y).statistic for x, y in zip(a, b)]
+    np.testing.assert_allclose(spearman(a, b), want, atol=1e-12)
+
+
+def test_dope_trio_known_answers():
+    d = dope([0.0, 2.0, 1.0], [0.0, 1.0, 2.0])
+    assert d["value_error"] == pytest.approx(1 / 3)     # normalised |[0, 1, .5] - [0, .5, 1]|
+    assert d["value_rank"] == pytest.approx(0.5)
+    assert d["regret"] == pytest.approx(0.5)            # picks the reward worth 1 where 2 was best, range 2
+    exact = dope([5.0, 6.0, 7.0], [5.0, 6.0, 7.0])
+    assert exact["value_error"] == 0 and exact["value_rank"] == pytest.approx(1) and exact["regret"] == 0
+    assert dope([0.0, 0.0, 10.0], [0.0, 1.0, 2.0])["value_error"] == pytest.approx((0 + 0.5 + 1) / 3)  # clipped at 2
+
+
+def test_score_points_shapes_and_seeds():
+    truth = np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 1.0]])                  # (R=2, n=3)
+    pred = np.stack([truth, truth + 1.0])                                   # (S=2, R, n)
+    out = score_points(pred, truth)
+    np.testing.assert_allclose(out["mse"], [0.0, 1.0])
+    np.testing.assert_allclose(out["spearman"], [1.0, 1.0])                # a shift keeps the order
+    assert out["r2_each"].shape == out["rel_rmse_each"].shape == (2, 2) and out["r2"][0] == pytest.approx(1.0)
+    np.testing.assert_allclose(out["regret"], [0.0, 0.0])
+    assert "regret" not in score_points(pred[:, :1], truth[:1])            # one reward: no trio
