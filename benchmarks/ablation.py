@@ -26,7 +26,7 @@ from resolvent.experiments import EvaluateConfig, run_evaluate
 
 
 TINY = dict(steps=20, log_every=10, checkpoint_every=20, m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2,
-            hidden=(16,), features=8, gt_tol=1e-3)
+            hidden=(16,), features=8, gt_tol=1e-3, eval_points=("reset",))
 
 
 def variant(spec: dict, family: str, dataset: str, steps: int, tiny: bool = False) -> EvaluateConfig:

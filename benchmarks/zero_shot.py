@@ -39,7 +39,7 @@ from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import OPERATORS, make_method, named_key, score
 
 TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
-            sf_fit_points=512, sf_generic_basis=8)
+            sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
 
 def warm_ms(f) -> float:
@@ -106,7 +106,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     # one new reward: a single test member, drawn under its own name; FQE's budget as its run
     fqe_steps = args.fqe_chunk * math.ceil(args.fqe_steps / args.fqe_chunk)
     one = dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), log_every=args.fqe_chunk,
-                              steps=fqe_steps, checkpoint_every=fqe_steps)
+                              steps=fqe_steps, checkpoint_every=fqe_steps, eval_points=("reset",), trust="off")
     p = prepare(one)
     name, reward = p.source.rewards["test"][0]
     truth, gt = np.asarray(p.sets["test"].truth["reset"][0]), p.source.gt

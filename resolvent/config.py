@@ -47,12 +47,11 @@ class TDConfig:
             raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
 
 
-def narrow(cls: type[C], config, **changes) -> C:
+def narrow(cls: type[C], config) -> C:
     """``cls`` built from the fields of the dataclass ``config`` that ``cls`` declares too (an
-    experiment's config -> its algorithm's), then ``changes``."""
+    experiment's config -> its algorithm's); the others keep ``cls``'s defaults."""
     names = {f.name for f in dataclasses.fields(cls) if f.init}
-    shared = {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in names}
-    return cls(**{**shared, **changes})
+    return cls(**{f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name in names})
 
 
 def to_dict(config) -> dict:

@@ -1,4 +1,5 @@
-"""Every script in benchmarks/ runs, at smoke sizes (``--tiny``), and prints its JSON lines.
+"""Every script in benchmarks/ runs, at smoke sizes (``--tiny``), and prints its JSON lines
+(trust_check.py, which reads finished runs, on a committed one: its markdown table).
 
 The numbers are not checked (timings are never tested): that each script still runs against the
 package as it is now, and says what it measures in the fields its docstring names.
@@ -12,18 +13,32 @@ from pathlib import Path
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+TRUST_RUN = BENCHMARKS.parent / "results" / "trust" / "pendulum-angle-expert"
 
-# script -> (its arguments beside --tiny, fields every JSON line of a result holds)
+# script -> (its arguments, fields every JSON line of a result holds)
 RUNS = {
-    "throughput.py": (["--methods", "attention"], {"method", "steps_per_s"}),
-    "control_throughput.py": ([], {"steps_per_s", "seeds"}),
-    "zero_shot.py": (["--methods", "attention,sf"], {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
-    "ablation.py": (['{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
+    "throughput.py": (["--tiny", "--methods", "attention"], {"method", "steps_per_s"}),
+    "control_throughput.py": (["--tiny"], {"steps_per_s", "seeds"}),
+    "zero_shot.py": (["--tiny", "--methods", "attention,sf"],
+                     {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
+    "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
 }
 
 
+def run(script: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCHMARKS.parent), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run([sys.executable, str(BENCHMARKS / script), *args], capture_output=True, text=True,
+                          env=env, cwd=cwd, timeout=900)
+
+
 def test_every_benchmark_is_smoke_run():
-    assert {p.name for p in BENCHMARKS.glob("*.py")} == set(RUNS)
+    assert {p.name for p in BENCHMARKS.glob("*.py")} == set(RUNS) | {"trust_check.py"}
+
+
+def test_trust_check_tables_a_committed_run(tmp_path):
+    out = run("trust_check.py", [str(TRUST_RUN)], tmp_path)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "| method |" in out.stdout and "Spearman" in out.stdout
 
 
 @pytest.mark.parametrize("script", sorted(RUNS))
@@ -31,9 +46,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     args, fields = RUNS[script]
     if script == "ablation.py":
         args = [*args, "--out", str(tmp_path / "ablation")]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(BENCHMARKS.parent), os.environ.get("PYTHONPATH", "")])}
-    out = subprocess.run([sys.executable, str(BENCHMARKS / script), "--tiny", *args], capture_output=True,
-                         text=True, env=env, cwd=tmp_path, timeout=900)
+    out = run(script, args, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     results = [r for r in rows if fields <= set(r)]
