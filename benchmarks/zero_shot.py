@@ -1,7 +1,7 @@
 """Time to an answer for one new reward: every trained operator of a run (zero-shot) against FQE.
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
-        [--methods attention,linear,vanilla,sf] [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
+        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
         [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
@@ -36,7 +36,7 @@ import numpy as np
 
 import resolvent
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
-from resolvent.experiments.evaluate import OPERATORS, make_method, named_key, score
+from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 
 TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
@@ -79,7 +79,7 @@ def main() -> None:
     ap.add_argument("--run", default=None, help="a finished evaluate run")
     ap.add_argument("--family", default="pendulum-angle")
     ap.add_argument("--dataset", default="expert")
-    ap.add_argument("--methods", default=",".join(OPERATORS), help="operators to train when training here")
+    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS), help="operators to train when training here")
     ap.add_argument("--steps", type=int, default=15_000, help="operator steps when training here")
     ap.add_argument("--fqe-steps", type=int, default=30_000, help="most FQE steps")
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")

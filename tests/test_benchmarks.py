@@ -1,5 +1,5 @@
 """Every script in benchmarks/ runs, at smoke sizes (``--tiny``), and prints its JSON lines
-(trust_check.py, which reads finished runs, on a committed one: its markdown table).
+(results/trust/check.py, which reads finished runs, on a committed one: its markdown table).
 
 The numbers are not checked (timings are never tested): that each script still runs against the
 package as it is now, and says what it measures in the fields its docstring names.
@@ -19,7 +19,7 @@ TRUST_RUN = BENCHMARKS.parent / "results" / "trust" / "pendulum-angle-expert"
 RUNS = {
     "throughput.py": (["--tiny", "--methods", "attention"], {"method", "steps_per_s"}),
     "control_throughput.py": (["--tiny"], {"steps_per_s", "seeds"}),
-    "zero_shot.py": (["--tiny", "--methods", "attention,sf"],
+    "zero_shot.py": (["--tiny", "--methods", "favor,sf"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
 }
@@ -32,11 +32,11 @@ def run(script: str, args: list[str], cwd: Path) -> subprocess.CompletedProcess:
 
 
 def test_every_benchmark_is_smoke_run():
-    assert {p.name for p in BENCHMARKS.glob("*.py")} == set(RUNS) | {"trust_check.py"}
+    assert {p.name for p in BENCHMARKS.glob("*.py")} == set(RUNS)
 
 
 def test_trust_check_tables_a_committed_run(tmp_path):
-    out = run("trust_check.py", [str(TRUST_RUN)], tmp_path)
+    out = run(str(TRUST_RUN.parent / "check.py"), [str(TRUST_RUN)], tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "| method |" in out.stdout and "Spearman" in out.stdout
 
@@ -52,7 +52,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     results = [r for r in rows if fields <= set(r)]
     assert results, f"no JSON line with {sorted(fields)} in:\n{out.stdout[-2000:]}"
     if script == "zero_shot.py":
-        assert [r["method"] for r in results] == ["attention", "sf"]
+        assert [r["method"] for r in results] == ["favor", "sf"]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
     if script == "ablation.py":

@@ -201,7 +201,7 @@ def test_dict_observations_and_mismatched_environment(pendulum, tmp_path):
 @pytest.fixture(scope="module")
 def data_run(pendulum, tmp_path_factory):
     out = tmp_path_factory.mktemp("data") / "run"
-    resolvent.fit(pendulum.spec.dataset_id, CONTROLLER, out=out, **FIT)
+    resolvent.fit(pendulum.spec.dataset_id, CONTROLLER, out=out, method="attention", **FIT)
     return out
 
 

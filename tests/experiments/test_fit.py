@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
+from resolvent.experiments.evaluate import AUTO_CANDIDATES
 from resolvent.cli import main
 from resolvent.data.user import load_dataset
 from resolvent.experiments.rundir import RunDir
@@ -104,13 +105,13 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert set(res["methods"]) == {"attention", "vanilla", "sf"}
+    assert set(res["methods"]) == set(AUTO_CANDIDATES)
     median = {m: np.median([np.mean(v) for v in r["trust_rel_rmse_each"].values()])
               for m, r in res["methods"].items()}
     assert res["auto"]["chosen"] == min(median, key=median.get) == model.method
     assert res["auto"]["chosen"] in res["auto"]["why"]
     assert resolvent.load(tmp_path / "a").method == model.method                  # no method: the pick
-    assert resolvent.load(tmp_path / "a", method="vanilla").method == "vanilla"
+    assert resolvent.load(tmp_path / "a", method="fb").method == "fb"
 
 
 @pytest.mark.parametrize("policy, message", [

@@ -168,7 +168,7 @@ def test_spec_expands_into_cells_and_seeds(tmp_path):
     ({"task": "evaluate", "axes": {"seed": [0, 1]}}, "set by the sweep's seed axis"),
     ({"task": "evaluate", "axes": {"steps": 100}}, "steps must be a non-empty list"),
     ({"task": "evaluate", "seeds": 0}, "seeds must be a count >= 1"),
-    ({"task": "evaluate", "fixed": {"fqe": {"taux": 1}}}, r"unknown FQE config keys \['taux'\]"),
+    ({"task": "evaluate", "fixed": {"fqe": {"taux": 1}}}, r"unknown fqe config keys \['taux'\]"),
     ({"task": "evaluate", "axes": {"family": ["pendulum-angle", "moon"]}}, "cell 'moon'"),
     ({"task": "optimize", "fixed": {"preset": "paper"}}, r"optimize option: unknown key \['preset'\]"),
     ({"task": "evaluate", "axes": {"dataset": ["expert"]}, "grid": []}, "not both"),
