@@ -57,29 +57,13 @@ def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path):
 
 
 def test_killed_run_resumes_to_the_same_result(tmp_path, monkeypatch):
-    run_evaluate(EvaluateConfig(**TINY), tmp_path / "full", plot=False)
-    calls = {"n": 0}
-    original = RunDir.save_checkpoint
-
-    def dying(self, method, tree):
-        original(self, method, tree)
-        calls["n"] += 1
-        if calls["n"] == 3:  # attention finished, vanilla killed halfway
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(RunDir, "save_checkpoint", dying)
-    with pytest.raises(KeyboardInterrupt):
-        run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", plot=False)
-    monkeypatch.setattr(RunDir, "save_checkpoint", original)
-    run_evaluate(EvaluateConfig(**TINY), tmp_path / "killed", resume=True, plot=False)
+    kill_at_third_checkpoint_then_resume(EvaluateConfig(**TINY), tmp_path, monkeypatch)  # vanilla killed halfway
     assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
 
 
-def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypatch):
-    """favor and fb (one-step model, fresh reference states per step) killed mid-run resume
-    to exactly the uninterrupted run's metrics."""
-    cfg = EvaluateConfig(**{**TINY, "methods": ("favor", "fb"), "n_refs": 16, "ref_pool": 200,
-                            "random_features": 16, "onestep": OneStepConfig(hidden=(16,), steps=20)})
+def kill_at_third_checkpoint_then_resume(cfg, tmp_path, monkeypatch):
+    """Run ``cfg`` whole into tmp_path/full; into tmp_path/killed, kill it right after its third
+    checkpoint (the first method finished, the second halfway), then resume it."""
     run_evaluate(cfg, tmp_path / "full", plot=False)
     calls = {"n": 0}
     original = RunDir.save_checkpoint
@@ -87,7 +71,7 @@ def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypa
     def dying(self, method, tree):
         original(self, method, tree)
         calls["n"] += 1
-        if calls["n"] == 3:  # favor finished, fb killed halfway
+        if calls["n"] == 3:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(RunDir, "save_checkpoint", dying)
@@ -95,6 +79,14 @@ def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypa
         run_evaluate(cfg, tmp_path / "killed", plot=False)
     monkeypatch.setattr(RunDir, "save_checkpoint", original)
     run_evaluate(cfg, tmp_path / "killed", resume=True, plot=False)
+
+
+def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypatch):
+    """favor and fb (one-step model, fresh reference states per step) killed mid-run resume
+    to exactly the uninterrupted run's metrics."""
+    cfg = EvaluateConfig(**{**TINY, "methods": ("favor", "fb"), "n_refs": 16, "ref_pool": 200,
+                            "random_features": 16, "onestep": OneStepConfig(hidden=(16,), steps=20)})
+    kill_at_third_checkpoint_then_resume(cfg, tmp_path, monkeypatch)   # favor finished, fb killed halfway
     assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
 
 
