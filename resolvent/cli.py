@@ -10,16 +10,40 @@ from pathlib import Path
 import click
 import numpy as np
 
+from resolvent.evaluation.points import KINDS as POINT_KINDS
+from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, METHODS, PRESETS, REF_ACTIONS, TRUST,
+                                                   EvaluateConfig)
+from resolvent.experiments.optimize_config import ALGORITHMS, OptimizeConfig
+from resolvent.experiments.optimize_config import METHODS as CONTROL_METHODS
 from resolvent.families import FAMILIES, get_family
+from resolvent.options import config_options, config_values, replace_paths
+from resolvent.rewards import PRIORS
 
 # Each command imports what it runs inside its body, so that `resolvent --help` and a bad option
-# answer at once, without loading the experiments (flax, minari, matplotlib) or sbx/torch.
+# answer at once, without loading the experiments' runners (matplotlib, Ray, rliable) or sbx/torch;
+# the options of evaluate and optimize are their configs' fields (light modules).
 FAMILY = click.Choice(sorted(FAMILIES))
+EVALUATE_PRESETS = {name: EvaluateConfig.preset(name) for name in PRESETS}   # the default first
+EVALUATE_SKIP = ("family", "auto", "fqe.decay_steps")   # the argument; set by methods auto; by steps
+OPTIMIZE_SKIP = ("family",)                             # the argument
 
 
 def fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     sys.exit(2)
+
+
+def evaluate_config(family: str | None, preset: str, options: dict) -> EvaluateConfig:
+    """An evaluate run's config: the preset's, with the ``options`` the command was given (its
+    config fields' parameters; None: not given) and the ``family`` set."""
+    base = EVALUATE_PRESETS[preset]
+    return replace_paths(base, {"family": family, **config_values(base, options, EVALUATE_SKIP)})
+
+
+def optimize_config(family: str, options: dict) -> OptimizeConfig:
+    """An optimize run's config: the ``options`` the command was given and the ``family``."""
+    base = OptimizeConfig()
+    return replace_paths(base, {"family": family, **config_values(base, options, OPTIMIZE_SKIP)})
 
 
 def results_table(results: dict) -> str:
@@ -73,11 +97,11 @@ def refuse_with_resume(resume: bool, keep=("out", "resume")) -> None:
     if not resume:
         return
     ctx = click.get_current_context()
-    given = [name for name in ctx.params if name not in keep
-             and ctx.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE]
+    given = sorted(p.opts[0] for p in ctx.command.params if p.name not in keep
+                   and ctx.get_parameter_source(p.name) == click.core.ParameterSource.COMMANDLINE)
     if given:
         fail("--resume continues the run with its own configuration (config.json); drop "
-             + ", ".join("--" + g.replace("_", "-") for g in sorted(given)) + " or start a new --out")
+             + ", ".join(given) + " or start a new --out")
 
 
 def read_run_config(run_dir: str) -> dict:
@@ -149,79 +173,44 @@ def main() -> None:
 
 @main.command()
 @click.argument("family", type=FAMILY, default=None, required=False)
-@click.option("--dataset", default="expert", show_default=True, help="replay, expert or medium")
-@click.option("--data", default=None, help="instead of a FAMILY: a Minari dataset id of any environment")
-@click.option("--policy", default=None, help="with --data: the target policy, MODULE:ATTR or FILE.py:ATTR, "
-              "a callable observations (n, ds) -> actions (n, da)")
-@click.option("--env", default=None, help="with --data: the Gymnasium id for ground truth [default: the dataset's]")
-@click.option("--probes", type=click.Path(dir_okay=False), default=None,
-              help="with --data: a Python file defining PROBES = {name: reward callable}, scored only")
-@click.option("--methods", default=None,
-              help="comma-separated: favor, fb, pi-attention (rewards scored under the target policy), "
-                   "attention, linear, vanilla, sf, and fqe (the per-reward oracle); auto: train favor, fb, sf, "
-                   "attention and keep the one of best held-out agreement [default: the preset's: "
-                   "favor,fb,sf,attention; --preset paper: attention,linear,vanilla,sf]")
-@click.option("--preset", type=click.Choice(["default", "paper"]), default="default", show_default=True,
+@click.option("--preset", type=click.Choice(list(PRESETS)), default="default", show_default=True,
               help="default: the best configuration measured; paper: the paper's exactly")
-@click.option("--reward-prior", type=click.Choice(["family", "generic", "mix"]), default=None,
-              help="rewards trained on: the family's (the paper's), generic random ones, or both "
-                   "[default: the preset's]")
-@click.option("--prior-rewards", type=int, default=None,
-              help="generic rewards drawn at every step [default: the preset's]")
-@click.option("--tau", type=float, default=None, help="target network Polyak rate [default: the preset's]")
-@click.option("--lr", type=float, default=None, help="Adam learning rate [default: the preset's]")
-@click.option("--seeds", default=3, show_default=True, help="network seeds (trained at once)")
-@click.option("--seed", default=0, show_default=True, help="experiment seed")
-@click.option("--steps", default=15_000, show_default=True, help="training steps per method")
-@click.option("--log-every", default=500, show_default=True)
-@click.option("--checkpoint-every", default=2_500, show_default=True)
-@click.option("--m", "m", default=128, show_default=True, help="reference points")
-@click.option("--ref-actions", type=click.Choice(["data", "half-policy"]), default="data", show_default=True,
-              help="actions at the reference points: the data's (the paper's), or the target "
-                   "policy's at every other one (rewards of obs and action only)")
-@click.option("--trust", type=click.Choice(["auto", "on", "off"]), default="auto", show_default=True,
-              help="trust report: every method against per-reward FQE on held-out rewards at dataset "
-                   "states (auto: on for --data and --methods auto)")
+@config_options(EVALUATE_PRESETS["default"], presets=EVALUATE_PRESETS, skip=EVALUATE_SKIP,
+                names={"fqe.tau": ("--tau",), "fqe.lr": ("--lr",), "fqe.prior.kind": ("--reward-prior",),
+                       "fqe.prior.n_generic": ("--prior-rewards",)},
+                choices={"methods": METHODS, "ref_actions": REF_ACTIONS, "trust": TRUST, "absorbing": ABSORBING,
+                         "eval_points": POINT_KINDS, "fqe.prior.kind": PRIORS},
+                helps={"data": "instead of a FAMILY: a Minari dataset id of any environment",
+                       "methods": f"the networks to train, fqe: the per-reward oracle; auto: train "
+                                  f"{', '.join(AUTO_CANDIDATES)} and keep the one of best held-out agreement"})
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
-def evaluate(family, dataset, data, policy, env, probes, methods, preset, reward_prior, prior_rewards, tau,
-             lr, seeds, seed, steps, log_every, checkpoint_every, m, ref_actions, trust, out, resume):
+def evaluate(family, preset, out, resume, **options):
     """Offline policy evaluation: train operators and compare with the ground truth.
 
     On a paper FAMILY (default pendulum-angle), or on any Minari dataset (--data) with its
     target policy (--policy): the operators then train on the dataset's own reward and the
-    generic reward prior, and are scored where the environment builds."""
-    from resolvent.experiments import EvaluateConfig, run_evaluate
+    generic reward prior, and are scored where the environment builds. Every field of the
+    run's configuration (config.json) is an option; nested ones are named by their path."""
+    from resolvent.experiments import run_evaluate
 
     refuse_with_resume(resume)
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
+    data = options["data"]
     if data is None:
         family = family or "pendulum-angle"
-        given = [f"--{k}" for k, v in (("policy", policy), ("env", env), ("probes", probes)) if v is not None]
+        given = [f"--{k}" for k in ("policy", "env", "probes") if options[k] is not None]
         if given:
             fail(f"{', '.join(given)} go with --data (a dataset of one's own), not a family")
     elif family is not None:
         fail(f"give a FAMILY ({family}) or --data ({data}), not both")
     name = family if data is None else data.replace("/", "-")
-    out = out or f"runs/{name}-{dataset if data is None else 'data'}-{time.strftime('%Y%m%d-%H%M%S')}"
+    out = out or f"runs/{name}-{options['dataset'] if data is None else 'data'}-{time.strftime('%Y%m%d-%H%M%S')}"
 
-    def make_config():
-        cfg = EvaluateConfig.preset(preset, family=family, dataset=dataset, data=data, policy=policy, env=env,
-                                    probes=probes, seeds=seeds, seed=seed,
-                                    steps=steps, log_every=log_every,
-                                    checkpoint_every=checkpoint_every, m=m, ref_actions=ref_actions,
-                                    trust=trust, **({} if methods is None else {"methods": split_methods(methods)}))
-        prior = cfg.prior
-        if reward_prior is not None or prior_rewards is not None:
-            prior = dataclasses.replace(prior, **{k: v for k, v in (("kind", reward_prior),
-                                                  ("n_generic", prior_rewards)) if v is not None})
-        fqe = dataclasses.replace(cfg.fqe, prior=prior, **{k: v for k, v in (("tau", tau), ("lr", lr))
-                                                           if v is not None})
-        return dataclasses.replace(cfg, fqe=fqe)
-
-    launch(make_config, lambda cfg: run_evaluate(cfg, out, resume=resume), out, results_table, "mse.png")
+    launch(lambda: evaluate_config(family, preset, options), lambda cfg: run_evaluate(cfg, out, resume=resume),
+           out, results_table, "mse.png")
 
 
 @main.command()
@@ -233,7 +222,6 @@ def q(run_dir, method, param, theta0, v_target, theta, points):
     """Zero-shot Q-values of a trained operator at the ground-truth initial points."""
     import resolvent
     from resolvent.evaluation import load_ground_truth
-    from resolvent.experiments import EvaluateConfig
     from resolvent.policies import load_target_policy
 
     if points < 1:
@@ -338,41 +326,23 @@ def dataset(family, kind, seed, rebuild):
 
 @main.command()
 @click.argument("family", type=FAMILY, default="pendulum-angle")
-@click.option("--dataset", default="expert", show_default=True, help="replay, expert or medium")
-@click.option("--methods", default="maxout,vanilla", show_default=True,
-              help="comma-separated critic operators: maxout, vanilla")
-@click.option("--algorithm", default="auto", show_default=True,
-              help="dqn (discretised actions), bcq, or auto: dqn for one action dimension")
-@click.option("--seeds", default=3, show_default=True, help="network seeds (trained at once)")
-@click.option("--seed", default=0, show_default=True, help="experiment seed")
-@click.option("--steps", default=15_000, show_default=True, help="training steps per method")
-@click.option("--eval-every", default=1_000, show_default=True, help="steps between evaluations")
-@click.option("--checkpoint-every", default=5_000, show_default=True)
-@click.option("--episodes", default=5, show_default=True, help="episodes per policy and evaluation")
-@click.option("--n-actions", default=11, show_default=True, help="DQN: grid actions per dimension")
-@click.option("--double", is_flag=True, help="DQN: Double DQN target (online argmax, target value)")
-@click.option("--eval-samples", default=100, show_default=True,
-              help="BCQ: VAE actions sampled per state when acting (BCQ's 100)")
-@click.option("--m", "m", default=128, show_default=True, help="reference points")
+@config_options(OptimizeConfig(), skip=OPTIMIZE_SKIP, names={"eval_episodes": ("--episodes",)},
+                choices={"methods": CONTROL_METHODS, "algorithm": ALGORITHMS})
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/optimize-FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")
-def optimize(family, dataset, methods, algorithm, seeds, seed, steps, eval_every, checkpoint_every,
-             episodes, n_actions, double, eval_samples, m, out, resume):
-    """Offline policy optimisation: operator DQN / BCQ, zero-shot returns in the environment."""
-    from resolvent.experiments import OptimizeConfig, run_optimize
+def optimize(family, out, resume, **options):
+    """Offline policy optimisation: operator DQN / BCQ, zero-shot returns in the environment.
+
+    Every field of the run's configuration (config.json) is an option."""
+    from resolvent.experiments import run_optimize
 
     refuse_with_resume(resume)
     if resume and out is None:
         fail("--resume needs --out, the run directory to continue")
-    out = out or f"runs/optimize-{family}-{dataset}-{time.strftime('%Y%m%d-%H%M%S')}"
-    launch(lambda: OptimizeConfig(family=family, dataset=dataset, algorithm=algorithm,
-                                  methods=split_methods(methods), seeds=seeds, seed=seed,
-                                  steps=steps, eval_every=eval_every,
-                                  checkpoint_every=checkpoint_every, eval_episodes=episodes,
-                                  n_actions=n_actions, double=double,
-                                  eval_samples=eval_samples, m=m),
-           lambda cfg: run_optimize(cfg, out, resume=resume), out, optimize_table, "returns.png")
+    out = out or f"runs/optimize-{family}-{options['dataset']}-{time.strftime('%Y%m%d-%H%M%S')}"
+    launch(lambda: optimize_config(family, options), lambda cfg: run_optimize(cfg, out, resume=resume),
+           out, optimize_table, "returns.png")
 
 
 @main.command()

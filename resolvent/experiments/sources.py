@@ -1,0 +1,96 @@
+"""Where an evaluate run's data comes from: a paper family (``family_source``) or any Minari
+dataset with a target policy given by the user (``dataset_source``), as one ``Source``; and the
+target policy's fingerprint that a resumed run is checked against."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
+from resolvent.data import load_transitions
+from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes, named_rewards
+from resolvent.envs import make_env
+from resolvent.evaluation import GroundTruth, load_points
+from resolvent.experiments.evaluate_config import EvaluateConfig
+from resolvent.experiments.rundir import RunDir
+from resolvent.families import get_family
+from resolvent.keys import named_key
+from resolvent.policies import load_target_policy
+from resolvent.policies.actor import policy_hash
+from resolvent.rewards import probe_rewards
+
+Rewards = list[tuple[str, Callable]]   # named reward callables over the transition features
+
+
+@dataclass
+class Source:
+    """What a run learns from and is scored against: a family's, or any dataset's."""
+
+    name: str                    # the family, or the Minari dataset id
+    spec: object                 # env_id, extras, feature_keys: a RewardFamily or a DatasetSpec
+    data: dict                   # transitions (numpy), the schema of ``resolvent.transitions``
+    policy: Callable             # the target policy, obs (n, ds) -> actions (n, da)
+    rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
+    points: dict[str, GroundTruth]  # point kind -> Monte-Carlo ground truth ({}: no environment builds)
+    fingerprint: str | None = None  # the target policy's actions' hash (a callable's: checked on resume)
+
+    @property
+    def gt(self) -> GroundTruth | None:
+        """The reset points' ground truth (None without truth)."""
+        return self.points.get("reset")
+
+
+def family_source(cfg: EvaluateConfig) -> Source:
+    """A paper family: its dataset kind, TD3 target, 32 training and 16 test members, probes."""
+    family = get_family(cfg.family)
+    actor = load_target_policy(family.name)
+    data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
+    points = load_points(family, actor, cfg.points_config(), policy_hash(actor), data)
+    members = {s: np.asarray(family.sample(named_key(cfg.seed, f"{s}-rewards"), n, s))
+               for s, n in (("train", cfg.n_train_rewards), ("test", cfg.n_test_rewards))}
+    rewards = {s: [(f"{family.param_name}={v:.3f}", family.reward_callable(v)) for v in ps]
+               for s, ps in members.items()}
+    return Source(family.name, family, data, actor, {**rewards, "probe": list(probe_rewards(family.name).items())},
+                  points)
+
+
+def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict | None = None,
+                   probes: dict | None = None) -> Source:
+    """Any Minari dataset (``cfg.data``, or the ``dataset`` object), target policy (``cfg.policy``
+    or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
+    ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
+    environment builds."""
+    train = [("reward", lambda f: f["reward"])] + named_rewards(rewards, "rewards")
+    probes = named_rewards(probes, "probes") if probes is not None else []
+    spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
+    if policy is None:
+        if cfg.policy is None:
+            raise ValueError("a dataset of one's own needs its target policy (MODULE:ATTR or a callable)")
+        policy = load_object(cfg.policy, "policy")
+    points, low, high = {}, None, None
+    if spec.env_id is not None:
+        space = make_env(spec.env_id).action_space
+        low, high = np.asarray(space.low, np.float32), np.asarray(space.high, np.float32)
+    actor = checked_policy(policy, data["obs"], data["action"].shape[1], low, high, name=cfg.policy)
+    fingerprint = policy_fingerprint(actor, data["obs"])
+    if spec.env_id is not None:
+        points = load_points(spec, actor, cfg.points_config(), fingerprint, data)
+    probes = probes or (list(load_probes(cfg.probes).items()) if cfg.probes else [])
+    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points, fingerprint)
+
+
+def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
+    """A short hash of a policy's actions on fixed dataset observations (its ground-truth cache tag)."""
+    a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)
+    return hashlib.sha256(np.round(a, 5).tobytes()).hexdigest()[:12]
+
+
+def check_same_policy(run: RunDir, fingerprint: str | None) -> None:
+    """A resumed run must continue with the target policy it started with."""
+    before = run.read_results().get("policy_fingerprint")
+    if fingerprint is not None and before is not None and before != fingerprint:
+        raise ValueError(f"{run.path} was trained for another target policy (its actions' fingerprint "
+                         f"{before}, this one's {fingerprint}); resume it with the same policy, or start a new out")
+
