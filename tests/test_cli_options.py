@@ -91,7 +91,7 @@ def test_bad_values_are_one_usage_error_naming_the_option():
 
 
 def test_fields_the_presets_differ_on_default_to_the_chosen_preset():
-    presets = {"base": Small(), "fast": Small(inner=Inner(rate=0.9))}
+    presets = {"base": Small(), "fast": Small(fast=True, inner=Inner(rate=0.9))}
 
     @click.command()
     @click.option("--preset", type=click.Choice(list(presets)), default="base")
@@ -102,7 +102,10 @@ def test_fields_the_presets_differ_on_default_to_the_chosen_preset():
     rate = next(p for p in command.params if p.name == "inner__rate")
     assert rate.default is None and "[default: the preset's: 0.5; --preset fast: 0.9]" in rate.help
     assert build(command, "--preset", "fast") == presets["fast"]
-    assert build(command, "--preset", "fast", "--inner.rate", "0.1", "--steps", "3") == Small(3, inner=Inner(0.1))
+    assert build(command, "--preset", "fast", "--inner.rate", "0.1", "--steps", "3") == Small(3, fast=True,
+                                                                                              inner=Inner(0.1))
+    assert build(command, "--preset", "fast", "--no-fast") == Small(inner=Inner(0.9))
+    assert build(command, "--fast") == Small(fast=True)
 
 
 def test_evaluate_options_are_the_config_fields():
