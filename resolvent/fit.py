@@ -91,6 +91,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if probes_ref else probes)
     results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
-    if "auto" in results:
-        return OperatorModel.load(Path(out) / "models", results["auto"]["chosen"])
-    return OperatorModel.load(Path(out) / "models", next(m for m in cfg.methods if m != "fqe"))
+    chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
+    model = OperatorModel.load(Path(out) / "models", chosen)
+    model.target_policy = source.policy   # the expansion's actor (horizon > 0)
+    return model
