@@ -5,12 +5,14 @@
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
 
 For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
-every horizon k, reward set (test, probe) and evaluation point kind with Monte-Carlo truth, one
-JSON line: ``r2`` (mean over the set's rewards, network seeds averaged first), ``worst_r2`` and
-its reward, ``rel_rmse``, ``spearman``. k = 0 is the operator's own answer, the number the run's
-table reports. The run's one-step model of the data (saved with its policy-encoding operators,
-favor, fb, pi-attention) serves every method, the paper's networks included: it is a model of
-the data, not of an operator. Ends with a Markdown table of the mean R^2 per method and k.
+every horizon k, reward set (test, probe; on a dataset of one's own also train: its own reward)
+and evaluation point kind with Monte-Carlo truth, one JSON line: ``r2`` (mean over the set's
+rewards, network seeds averaged first), ``worst_r2`` and its reward, ``rel_rmse``, ``spearman``.
+k = 0 is the operator's own answer, the number the run's table reports. The run's one-step
+model of the data (saved with its policy-encoding operators, favor, fb, pi-attention) serves
+every method, the paper's networks included: it is a model of the data, not of an operator.
+Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
+scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int]) -> list[
         model = resolvent.load(run_dir, method)
         model.onestep = model.onestep or onestep
         for kind, gt in src.points.items():
-            for s in ("test", "probe"):
+            for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
                 rewards = src.rewards.get(s, [])
                 if not rewards:
                     continue
@@ -69,8 +71,9 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int]) -> list[
 
 
 def table(rows: list[dict]) -> str:
-    """Mean R^2 per method and horizon: test and probe, at every point kind."""
-    cols = sorted({(r["set"], r["points"]) for r in rows}, key=lambda c: (c[0] != "test", c[1]))
+    """Mean R^2 per method and horizon: every reward set at every point kind."""
+    order = {"train": 0, "test": 1, "probe": 2}
+    cols = sorted({(r["set"], r["points"]) for r in rows}, key=lambda c: (order[c[0]], c[1]))
     lines = ["| method | k | " + " | ".join(f"{s} R^2 ({p})" for s, p in cols) + " |",
              "|---|---|" + "---|" * len(cols)]
     for method, k in dict.fromkeys((r["method"], r["horizon"]) for r in rows):

@@ -17,7 +17,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from resolvent.model import CheckpointError, OperatorModel
+from resolvent.model import CheckpointError, OperatorModel, load
 
 
 def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None = None, steps: int | None = None,
@@ -92,6 +92,6 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
                             probes=None if probes_ref else probes)
     results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
     chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
-    model = OperatorModel.load(Path(out) / "models", chosen)
-    model.target_policy = source.policy   # the expansion's actor (horizon > 0)
+    model = load(out, chosen)
+    model.target_policy = source.policy   # the expansion's actor (horizon > 0): the policy given here
     return model

@@ -120,6 +120,7 @@ class OperatorModel:
     onestep: onestep_model.OneStepModel | None = None  # policy encoding: the one-step model of the data
     target_policy: Callable | None = None  # pi, observations (n, ds) -> actions (n, da): the expansion's
     #                                        actor (not saved: ``load`` attaches the run's own)
+    horizon: int = 0                    # q_values' default expansion horizon k (``load(run, "favor+k30")``)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -217,7 +218,8 @@ class OperatorModel:
             return self._answer(self.params, self.normalise(obs, actions), self._summary(self.params, self._keys, enc))
         return self._apply(self.critic_params, self.normalise(obs, actions), self.xi, enc)
 
-    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0, horizon: int = 0) -> np.ndarray:
+    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0,
+                 horizon: int | None = None) -> np.ndarray:
         """Q-values of the target policy for ``reward`` at (observations, actions).
 
         Returns (b,) for one network seed, or (S, b) for all with ``seed=None``. A model of the
@@ -225,10 +227,11 @@ class OperatorModel:
         next quantities from its one-step model, where the reward reads them. ``horizon`` = k > 0
         answers the model-based expansion G_k[r] (``algorithms/expansion.py``): k steps of the
         one-step model under ``target_policy``, then G; the rollout is shared by every reward
-        asked at the same points.
+        asked at the same points. None: the model's own ``horizon``.
         """
         if seed is not None:
             self._check_seed(seed)
+        horizon = self.horizon if horizon is None else horizon
         if horizon:
             q = expanded_q(self.expansion(observations, actions, horizon), reward,
                            lambda s, a: self._q(reward, s, a), self.gamma)
@@ -244,8 +247,9 @@ class OperatorModel:
         return q
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
-        """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps
-        (the last one kept: asking again at the same points reuses it)."""
+        """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
+        its states kept within the range of the reference states (the last rollout is kept: asking
+        again at the same points reuses it)."""
         obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
         tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()))
         if self._expansion[0] == tag:
@@ -258,7 +262,9 @@ class OperatorModel:
             raise ValueError("horizon > 0 rolls the target policy out: set model.target_policy (a callable "
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
-        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon))
+        pool = np.asarray(self.xi_features["obs"])                             # (N, ds) data states
+        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon,
+                                       (pool.min(0), pool.max(0))))
         return self._expansion[1]
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
@@ -353,9 +359,10 @@ class Policy:
 
 def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
-    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention. Its
-    ``target_policy`` is the run's: the family's TD3 policy, or the ``--policy`` it named
-    (resolved when first used)."""
+    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention.
+    ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
+    (the run's one-step model serves an operator saved without one). Its ``target_policy`` is the
+    run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used)."""
     if method is None:
         results = Path(run_dir) / "results.json"
         try:
@@ -363,9 +370,23 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
         except json.JSONDecodeError as e:
             raise CheckpointError(f"{results} is corrupt: {e}") from None
         method = chosen or "attention"
-    model = OperatorModel.load(Path(run_dir) / "models", method)
-    model.target_policy = run_policy(run_dir)
+    base, horizon = split_method(method)
+    models = Path(run_dir) / "models"
+    model = OperatorModel.load(models, base)
+    model.target_policy, model.horizon = run_policy(run_dir), horizon
+    if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
+        model.onestep = next((m for m in (OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json"))
+                                          if NETWORKS.get(p.stem) and NETWORKS[p.stem].encoding == "policy")
+                              if m.onestep is not None), None)
     return model
+
+
+def split_method(method: str) -> tuple[str, int]:
+    """``"favor+k30"`` -> ("favor", 30): an operator and its expansion horizon (0: none)."""
+    base, sep, k = method.partition("+k")
+    if sep and not (k.isdigit() and int(k) > 0):
+        raise ValueError(f"{method!r}: an expansion is named OPERATOR+kK with K >= 1 model steps (e.g. favor+k30)")
+    return base, int(k) if sep else 0
 
 
 class RunPolicy:

@@ -144,3 +144,24 @@ def test_expansion_through_the_model(policy_run, run_dir):
         model.q_values(height, obs + 1, act, horizon=2)
     with pytest.raises(ValueError, match="has no one-step model"):
         resolvent.load(run_dir, method="attention").q_values(height, obs, act, horizon=2)
+
+
+def test_expansions_are_scored_and_loaded_by_name(policy_run):
+    """A run with a one-step model scores every operator's expansions (``METHOD+kK`` entries,
+    the reset-point metrics included) and ``load(run, "favor+k30")`` answers by that expansion."""
+    import json
+
+    methods = json.loads((policy_run / "results.json").read_text())["methods"]
+    for name in ("favor+k10", "favor+k30", "favor+k60", "fb+k60"):
+        assert methods[name]["horizon"] == int(name.split("+k")[1])
+        assert len(methods[name]["test_r2"]) == len(methods["favor"]["test_r2"])
+    assert methods["favor+k60"]["test_mse"] != methods["favor"]["test_mse"]
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    expanded = resolvent.load(policy_run, "favor+k30")
+    assert expanded.horizon == 30
+    np.testing.assert_array_equal(expanded.q_values(height, obs, act),
+                                  resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon=30))
+    with pytest.raises(ValueError, match="OPERATOR\\+kK"):
+        resolvent.load(policy_run, "favor+kx")

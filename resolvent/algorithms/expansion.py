@@ -45,9 +45,12 @@ class Expansion:
         return len(self.steps)
 
 
-def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
+def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
+           bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), pi acting
-    after the first step."""
+    after the first step; ``bounds`` (low, high), each (ds,): the data's range, which every
+    predicted state is clipped to (a closed loop through a learned model can run away from
+    where it was fitted)."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     s, a = np.asarray(obs, np.float32), np.asarray(action, np.float32)
@@ -59,6 +62,9 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive.append(alive[-1] * (1.0 - term))
         s = x["next_obs"].astype(np.float32)
+        if bounds is not None:
+            s = np.clip(s, bounds[0], bounds[1])
+            x["next_obs"] = s
         a = np.asarray(policy(s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")

@@ -129,6 +129,8 @@ class EvaluateConfig:
     kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
     fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
+    horizons: tuple[int, ...] = (10, 30, 60)  # model-based expansions G_k scored after training (a
+    #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -183,6 +185,8 @@ class EvaluateConfig:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
         if self.auto and self.trust == "off":
             raise ValueError("method auto chooses by the trust report: trust cannot be off")
+        if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):
+            raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -218,6 +222,7 @@ class EvaluateConfig:
         d = {k: v for k, v in d.items() if k != "task"}
         d.setdefault("eval_points", ["reset"])   # a run made before the other point kinds
         d.setdefault("trust", "off")             # ... or the trust report
+        d.setdefault("horizons", [])             # ... or the model-based expansions
         if "fqe" not in d:   # a run made before the reward prior: the paper's prior, its own FQE values
             d["fqe"] = to_dict(dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d}))
         return from_dict(cls, {k: v for k, v in d.items() if k not in legacy})
@@ -661,13 +666,42 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
         inference_model(name, cfg, p, method, state.params).save(run.path / "models")
     scores = last.get("scores") or score(method.predict(state.params), p)
     save_predictions(run, name, method.predict(state.params), p)
+    entry = entry_of(scores, p)
+    if last.get("loss") is not None:
+        entry["loss"] = [float(v) for v in last["loss"]]
+    return {**entry, "steps": step, "seconds": round(seconds, 2)}
+
+
+def entry_of(scores: dict, p: Problem) -> dict:
+    """``score``'s metrics as a method's results.json entry (lists over seeds; per reward by name)."""
     entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
     for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
         if key in scores:
             entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
-    if last.get("loss") is not None:
-        entry["loss"] = [float(v) for v in last["loss"]]
-    return {**entry, "steps": step, "seconds": round(seconds, 2)}
+    return entry
+
+
+def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
+    """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
+    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``. The run's
+    one-step model (fitted for the policy encoding) and target policy serve every operator."""
+    if not cfg.horizons or p.pi is None or p.y is None:
+        return {}
+    raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
+    ds = p.features["obs"].shape[1]
+    out = {}
+    for name in (m for m in cfg.methods if m != "fqe" and m in methods):
+        model = OperatorModel.load(run.path / "models", name)
+        model.onestep, model.target_policy = p.pi.model, p.source.policy
+        for k in cfg.horizons:
+            pred = {s: np.stack([model.q_values(r, raw[:, :ds], raw[:, ds:], seed=None, horizon=k)
+                                 for _, r in p.source.rewards[s]], 1)       # (S, R, n_all)
+                    for s in SETS if len(p.sets[s])}
+            if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
+                save_predictions(run, f"{name}+k{k}", pred, p)
+            out[f"{name}+k{k}"] = {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
+                                   "seconds": methods[name]["seconds"], "horizon": k}
+    return out
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,
@@ -688,7 +722,10 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                 **({"policy_fingerprint": p.source.fingerprint} if p.source.fingerprint else {})}
 
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
-        return {"auto": choose_method(results["methods"], AUTO_CANDIDATES)} if cfg.auto else {}
+        base = {m: r for m, r in results["methods"].items() if "+k" not in m}
+        methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
+        candidates = tuple(m for m in methods if m.split("+k")[0] in AUTO_CANDIDATES)
+        return {"methods": methods, **({"auto": choose_method(methods, candidates)} if cfg.auto else {})}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)
