@@ -1,7 +1,7 @@
 """Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
 
     python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60]
-        [--out FILE.jsonl]
+        [--points reset,trajectory,dataset] [--out FILE.jsonl]
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
 
 For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
@@ -17,6 +17,7 @@ scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import tempfile
 
@@ -36,20 +37,25 @@ def onestep_of(run_dir: str, methods: list[str]):
     """The run's one-step model: from the first saved model that holds one."""
     for m in methods:
         model = resolvent.load(run_dir, m)
+        if model.onestep is not None and model.onestep.low is None:   # saved before it kept the data's range:
+            pool = np.asarray(model.xi_features["obs"])                # the reference pool's (the data's states)
+            return model.onestep._replace(low=pool.min(0), high=pool.max(0))
         if model.onestep is not None:
             return model.onestep
     raise SystemExit(f"{run_dir} has no model with a one-step model (train favor, fb or pi-attention)")
 
 
-def bench(run_dir: str, methods: list[str] | None, horizons: list[int]) -> list[dict]:
+def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None) -> list[dict]:
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
+    if points:   # other evaluation points than the run's own (a run made before they existed)
+        cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
     src = family_source(cfg) if cfg.data is None else dataset_source(cfg)
     methods = methods or [m for m in cfg.methods if m != "fqe"]
     onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
     rows = []
     for method in methods:
         model = resolvent.load(run_dir, method)
-        model.onestep = model.onestep or onestep
+        model.onestep = onestep
         for kind, gt in src.points.items():
             for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
                 rewards = src.rewards.get(s, [])
@@ -88,6 +94,7 @@ def main() -> None:
     ap.add_argument("run", nargs="?", default=None, help="a finished evaluate run")
     ap.add_argument("--methods", default=None, help="comma-separated [default: the run's operators]")
     ap.add_argument("--horizons", default="0,10,30,60", help="comma-separated k")
+    ap.add_argument("--points", default=None, help="point kinds, comma-separated [default: the run's]")
     ap.add_argument("--out", default=None, help="also write the JSON lines here")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
@@ -102,7 +109,7 @@ def main() -> None:
     else:
         if args.run is None:
             ap.error("give a run directory, or --tiny")
-        rows = bench(args.run, methods, horizons)
+        rows = bench(args.run, methods, horizons, args.points)
     if args.out:
         with open(args.out, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)

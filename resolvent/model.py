@@ -248,8 +248,8 @@ class OperatorModel:
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
         """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
-        its states kept within the range of the reference states (the last rollout is kept: asking
-        again at the same points reuses it)."""
+        its states kept within the data's range (the last rollout is kept: asking again at the
+        same points reuses it)."""
         obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
         tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()))
         if self._expansion[0] == tag:
@@ -262,9 +262,7 @@ class OperatorModel:
             raise ValueError("horizon > 0 rolls the target policy out: set model.target_policy (a callable "
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
-        pool = np.asarray(self.xi_features["obs"])                             # (N, ds) data states
-        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon,
-                                       (pool.min(0), pool.max(0))))
+        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon))
         return self._expansion[1]
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:

@@ -45,12 +45,10 @@ class Expansion:
         return len(self.steps)
 
 
-def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
-           bounds: tuple[np.ndarray, np.ndarray] | None = None) -> Expansion:
+def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), pi acting
-    after the first step; ``bounds`` (low, high), each (ds,): the data's range, which every
-    predicted state is clipped to (a closed loop through a learned model can run away from
-    where it was fitted)."""
+    after the first step. Every predicted state is clipped to the data's range (``model.low``,
+    ``model.high``): a closed loop through a learned model can run away from where it was fitted."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     s, a = np.asarray(obs, np.float32), np.asarray(action, np.float32)
@@ -62,8 +60,8 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive.append(alive[-1] * (1.0 - term))
         s = x["next_obs"].astype(np.float32)
-        if bounds is not None:
-            s = np.clip(s, bounds[0], bounds[1])
+        if model.low is not None:
+            s = np.clip(s, model.low, model.high)
             x["next_obs"] = s
         a = np.asarray(policy(s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):

@@ -84,3 +84,11 @@ def test_bad_horizon_and_policy():
         expand(drift_model(np.zeros(2, np.float32)), policy, OBS, ACT, -1)
     with pytest.raises(ValueError, match="non-finite action"):
         expand(drift_model(np.zeros(2, np.float32)), lambda s: np.full((len(s), 1), np.nan), OBS, ACT, 2)
+
+
+def test_rollout_stays_in_the_data_range():
+    model = drift_model(np.array([1.0, -1.0], np.float32))._replace(low=np.array([-2.0, -2.0], np.float32),
+                                                                     high=np.array([2.0, 2.0], np.float32))
+    e = expand(model, policy, OBS, ACT, 6)
+    np.testing.assert_allclose(e.obs, np.tile([2.0, -2.0], (3, 1)))
+    assert all(np.all(np.abs(x["next_obs"]) <= 2.0) for x in e.steps)
