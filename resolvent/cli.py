@@ -215,7 +215,8 @@ def evaluate(family, preset, out, resume, **options):
 
 @main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--method", default="attention", show_default=True)
+@click.option("--method", default="attention", show_default=True,
+              help="a trained operator, or OPERATOR+kK: its model-based expansion of K steps (e.g. favor+k30)")
 @reward_options
 @click.option("--points", default=10, show_default=True, help="initial points to print")
 def q(run_dir, method, param, theta0, v_target, theta, points):

@@ -17,7 +17,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from resolvent.model import CheckpointError, OperatorModel
+from resolvent.model import CheckpointError, OperatorModel, load
 
 
 def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None = None, steps: int | None = None,
@@ -91,6 +91,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if probes_ref else probes)
     results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
-    if "auto" in results:
-        return OperatorModel.load(Path(out) / "models", results["auto"]["chosen"])
-    return OperatorModel.load(Path(out) / "models", next(m for m in cfg.methods if m != "fqe"))
+    chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
+    model = load(out, chosen)
+    model.target_policy = source.policy   # the expansion's actor (horizon > 0): the policy given here
+    return model

@@ -29,11 +29,14 @@ import numpy as np
 
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
+from resolvent.algorithms.expansion import Expansion, expand, expanded_q
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
+from resolvent.data.user import load_object
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
 from resolvent.operators import NETWORKS, MaxOutOperator, make_network
+from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
@@ -115,6 +118,9 @@ class OperatorModel:
     ridge: float = 1e-3
     control: Control | None = None     # control models: how they act
     onestep: onestep_model.OneStepModel | None = None  # policy encoding: the one-step model of the data
+    target_policy: Callable | None = None  # pi, observations (n, ds) -> actions (n, da): the expansion's
+    #                                        actor (not saved: ``load`` attaches the run's own)
+    horizon: int = 0                    # q_values' default expansion horizon k (``load(run, "favor+k30")``)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -122,6 +128,7 @@ class OperatorModel:
                                     self.arch.random_features, self.arch.kernel_heads)
         self.scored_under_policy = NETWORKS[self.method].encoding == "policy"
         self._check_params()
+        self._expansion = (None, None)   # (points' tag, Expansion): the last rollout asked for
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.scored_under_policy:   # keys of the reference pool, computed once per seed
             net = self.network
@@ -211,20 +218,52 @@ class OperatorModel:
             return self._answer(self.params, self.normalise(obs, actions), self._summary(self.params, self._keys, enc))
         return self._apply(self.critic_params, self.normalise(obs, actions), self.xi, enc)
 
-    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0) -> np.ndarray:
+    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0,
+                 horizon: int | None = None) -> np.ndarray:
         """Q-values of the target policy for ``reward`` at (observations, actions).
 
         Returns (b,) for one network seed, or (S, b) for all with ``seed=None``. A model of the
         ``policy`` encoding answers G[r](s, a) = r(s, a, .) + gamma U[r](s, a): the first step's
-        next quantities from its one-step model, where the reward reads them.
+        next quantities from its one-step model, where the reward reads them. ``horizon`` = k > 0
+        answers the model-based expansion G_k[r] (``algorithms/expansion.py``): k steps of the
+        one-step model under ``target_policy``, then G; the rollout is shared by every reward
+        asked at the same points. None: the model's own ``horizon``.
         """
+        if seed is not None:
+            self._check_seed(seed)
+        horizon = self.horizon if horizon is None else horizon
+        if horizon:
+            q = expanded_q(self.expansion(observations, actions, horizon), reward,
+                           lambda s, a: self._q(reward, s, a), self.gamma)
+        else:
+            q = self._q(reward, observations, actions)
+        return q if seed is None else q[seed]
+
+    def _q(self, reward: Reward, observations, actions) -> np.ndarray:
+        """G[r] at (observations, actions) for every seed: (S, b)."""
         q = np.asarray(self.q_from_encodings(self.encode([reward]), observations, actions))[..., 0]
         if self.scored_under_policy:
             q = np.asarray(self.first_step(reward, observations, actions))[None] + self.gamma * q
-        if seed is None:
-            return q
-        self._check_seed(seed)
-        return q[seed]
+        return q
+
+    def expansion(self, observations, actions, horizon: int) -> Expansion:
+        """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
+        its states kept within the data's range (the last rollout is kept: asking again at the
+        same points reuses it)."""
+        obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
+        tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()))
+        if self._expansion[0] == tag:
+            return self._expansion[1]
+        if self.onestep is None:
+            raise ValueError(f"the {self.method!r} model has no one-step model of the data, which the "
+                             f"expansion (horizon > 0) rolls out; use a model of the policy encoding "
+                             f"({', '.join(k for k, v in NETWORKS.items() if v.encoding == 'policy')})")
+        if self.target_policy is None:
+            raise ValueError("horizon > 0 rolls the target policy out: set model.target_policy (a callable "
+                             "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
+                             "policy is known (resolvent.load)")
+        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon))
+        return self._expansion[1]
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the
@@ -318,7 +357,10 @@ class Policy:
 
 def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
-    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention."""
+    method, the one ``method="auto"`` chose (results.json's ``auto``), else attention.
+    ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
+    (the run's one-step model serves an operator saved without one). Its ``target_policy`` is the
+    run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used)."""
     if method is None:
         results = Path(run_dir) / "results.json"
         try:
@@ -326,4 +368,44 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
         except json.JSONDecodeError as e:
             raise CheckpointError(f"{results} is corrupt: {e}") from None
         method = chosen or "attention"
-    return OperatorModel.load(Path(run_dir) / "models", method)
+    base, horizon = split_method(method)
+    models = Path(run_dir) / "models"
+    model = OperatorModel.load(models, base)
+    model.target_policy, model.horizon = run_policy(run_dir), horizon
+    if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
+        model.onestep = next((m for m in (OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json"))
+                                          if NETWORKS.get(p.stem) and NETWORKS[p.stem].encoding == "policy")
+                              if m.onestep is not None), None)
+    return model
+
+
+def split_method(method: str) -> tuple[str, int]:
+    """``"favor+k30"`` -> ("favor", 30): an operator and its expansion horizon (0: none)."""
+    base, sep, k = method.partition("+k")
+    if sep and not (k.isdigit() and int(k) > 0):
+        raise ValueError(f"{method!r}: an expansion is named OPERATOR+kK with K >= 1 model steps (e.g. favor+k30)")
+    return base, int(k) if sep else 0
+
+
+class RunPolicy:
+    """A run's target policy, resolved at its first call: the family's TD3 policy or ``MODULE:ATTR``."""
+
+    def __init__(self, family: str | None, ref: str | None):
+        self.family, self.ref, self._policy = family, ref, None
+
+    def __call__(self, observations) -> np.ndarray:
+        if self._policy is None:
+            self._policy = load_target_policy(self.family) if self.ref is None else load_object(self.ref)
+        return np.asarray(self._policy(np.asarray(observations, np.float32)), np.float32)
+
+
+def run_policy(run_dir: str | Path) -> RunPolicy | None:
+    """The target policy a run's config.json names, or None (a policy given in Python)."""
+    path = Path(run_dir) / "config.json"
+    try:
+        cfg = json.loads(path.read_text()) if path.is_file() else {}
+    except json.JSONDecodeError:
+        return None
+    if cfg.get("data") is None and cfg.get("family"):
+        return RunPolicy(cfg["family"], None)
+    return RunPolicy(None, cfg["policy"]) if cfg.get("policy") else None

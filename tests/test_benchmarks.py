@@ -22,6 +22,7 @@ RUNS = {
     "zero_shot.py": (["--tiny", "--methods", "favor,sf"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
+    "expansion.py": (["--tiny"], {"method", "horizon", "set", "points", "r2", "rel_rmse"}),
 }
 
 

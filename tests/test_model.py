@@ -120,3 +120,48 @@ def test_policy_encoded_model_answers_first_step_plus_discounted_rest(policy_run
     assert np.all(np.isfinite(model.q_values(next_height, obs, act)))
     again = resolvent.load(policy_run, method=method)
     np.testing.assert_array_equal(again.q_values(height, obs, act), q)
+
+
+def test_expansion_through_the_model(policy_run, run_dir):
+    """horizon = 0 is the operator itself; horizon k rolls the run's own target policy through the
+    one-step model (shared by every reward at the same points) and keeps G[c] = c / (1 - gamma)."""
+    model = resolvent.load(policy_run, method="favor")
+    assert model.target_policy is not None                      # the family's TD3 policy, from config.json
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    np.testing.assert_array_equal(model.q_values(height, obs, act, horizon=0), model.q_values(height, obs, act))
+    q3 = model.q_values(height, obs, act, horizon=3)
+    first = model.expansion(obs, act, 3)
+    assert model.expansion(obs, act, 3) is first                # one rollout serves every reward
+    head = sum(0.99 ** t * first.steps[t]["obs"][:, 0] for t in range(3))
+    np.testing.assert_allclose(q3, head + 0.99 ** 3 * model.q_values(height, first.obs, first.action),
+                               rtol=1e-5, atol=1e-4)
+    const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
+    np.testing.assert_allclose(model.q_values(const, obs, act, horizon=3), 3.0 / (1 - 0.99), rtol=1e-4)
+    model.target_policy = None
+    with pytest.raises(ValueError, match="horizon > 0 rolls the target policy out"):
+        model.q_values(height, obs + 1, act, horizon=2)
+    with pytest.raises(ValueError, match="has no one-step model"):
+        resolvent.load(run_dir, method="attention").q_values(height, obs, act, horizon=2)
+
+
+def test_expansions_are_scored_and_loaded_by_name(policy_run):
+    """A run with a one-step model scores every operator's expansions (``METHOD+kK`` entries,
+    the reset-point metrics included) and ``load(run, "favor+k30")`` answers by that expansion."""
+    import json
+
+    methods = json.loads((policy_run / "results.json").read_text())["methods"]
+    for name in ("favor+k10", "favor+k30", "favor+k60", "fb+k60"):
+        assert methods[name]["horizon"] == int(name.split("+k")[1])
+        assert len(methods[name]["test_r2"]) == len(methods["favor"]["test_r2"])
+    assert methods["favor+k60"]["test_mse"] != methods["favor"]["test_mse"]
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    expanded = resolvent.load(policy_run, "favor+k30")
+    assert expanded.horizon == 30
+    np.testing.assert_array_equal(expanded.q_values(height, obs, act),
+                                  resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon=30))
+    with pytest.raises(ValueError, match="OPERATOR\\+kK"):
+        resolvent.load(policy_run, "favor+kx")

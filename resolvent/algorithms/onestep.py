@@ -45,6 +45,8 @@ class OneStepModel(NamedTuple):
     y_std: np.ndarray           # (dy,)
     keys: tuple[str, ...]       # scalar quantities predicted, after the ds next_obs deltas
     hidden: tuple[int, ...]
+    low: np.ndarray | None = None    # (ds,) the data's state range (obs and next_obs): a rollout's
+    high: np.ndarray | None = None   # (ds,) bounds (None: a model saved before they were kept)
 
 
 def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -80,8 +82,10 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
     run = jax.jit(lambda p, ks: jax.lax.scan(step, (p, opt.init(p)), ks))
     (params, _), _ = run(params, jax.random.split(k_steps, config.steps))
     params = jax.tree_util.tree_map(np.asarray, params)
+    states = np.concatenate([features["obs"], features["next_obs"]], 0)
     return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
-                        y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden))
+                        y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
+                        states.min(0).astype(np.float32), states.max(0).astype(np.float32))
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
@@ -113,7 +117,8 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             for path, v in jax.tree_util.tree_flatten_with_path(model.params)[0]}
     return {**flat, f"{prefix}x_mean": model.x_mean, f"{prefix}x_std": model.x_std,
             f"{prefix}y_mean": model.y_mean, f"{prefix}y_std": model.y_std,
-            f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64)}
+            f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64),
+            **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {})}
 
 
 def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
@@ -130,4 +135,5 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
             node[leaf] = np.asarray(v)
     return OneStepModel(params, arrays[f"{prefix}x_mean"], arrays[f"{prefix}x_std"], arrays[f"{prefix}y_mean"],
                         arrays[f"{prefix}y_std"], tuple(str(k) for k in arrays[f"{prefix}keys"]),
-                        tuple(int(h) for h in arrays[f"{prefix}hidden"]))
+                        tuple(int(h) for h in arrays[f"{prefix}hidden"]), arrays.get(f"{prefix}low"),
+                        arrays.get(f"{prefix}high"))

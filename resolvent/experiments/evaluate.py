@@ -38,11 +38,12 @@ from resolvent.experiments.problem import (SETS, Problem, RewardSet, prepare, re
                                            reward_set)
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
-from resolvent.experiments.scoring import PREFIX, metric_rows, save_predictions, score
+from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_predictions, score
 from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import named_key
+from resolvent.model import OperatorModel
 
 
 def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
@@ -69,13 +70,33 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
         inference_model(name, cfg, p, method, state.params).save(run.path / "models")
     scores = last.get("scores") or score(method.predict(state.params), p)
     save_predictions(run, name, method.predict(state.params), p)
-    entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
-    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
-        if key in scores:
-            entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
+    entry = entry_of(scores, p)
     if last.get("loss") is not None:
         entry["loss"] = [float(v) for v in last["loss"]]
     return {**entry, "steps": step, "seconds": round(seconds, 2)}
+
+
+def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
+    """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
+    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``. The run's
+    one-step model (fitted for the policy encoding) and target policy serve every operator."""
+    if not cfg.horizons or p.pi is None or p.y is None:
+        return {}
+    raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
+    ds = p.features["obs"].shape[1]
+    out = {}
+    for name in (m for m in cfg.methods if m != "fqe" and m in methods):
+        model = OperatorModel.load(run.path / "models", name)
+        model.onestep, model.target_policy = p.pi.model, p.source.policy
+        for k in cfg.horizons:
+            pred = {s: np.stack([model.q_values(r, raw[:, :ds], raw[:, ds:], seed=None, horizon=k)
+                                 for _, r in p.source.rewards[s]], 1)       # (S, R, n_all)
+                    for s in SETS if len(p.sets[s])}
+            if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
+                save_predictions(run, f"{name}+k{k}", pred, p)
+            out[f"{name}+k{k}"] = {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
+                                   "seconds": methods[name]["seconds"], "horizon": k}
+    return out
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,
@@ -96,7 +117,10 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                 **({"policy_fingerprint": p.source.fingerprint} if p.source.fingerprint else {})}
 
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
-        return {"auto": choose_method(results["methods"], AUTO_CANDIDATES)} if cfg.auto else {}
+        base = {m: r for m, r in results["methods"].items() if "+k" not in m}
+        methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
+        candidates = tuple(m for m in methods if m.split("+k")[0] in AUTO_CANDIDATES)
+        return {"methods": methods, **({"auto": choose_method(methods, candidates)} if cfg.auto else {})}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)
@@ -115,9 +139,9 @@ def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
 
 
 
-__all__ = ["ABSORBING", "AUTO_CANDIDATES", "DEFAULT_METHODS", "KINDS", "METHODS", "OPERATORS", "PREFIX",
-           "PRESETS", "PRESET_METHODS", "REF_ACTIONS", "SETS", "TRUST", "EvaluateConfig", "Method", "Problem",
-           "RewardSet", "Rewards", "Source", "check_same_policy", "dataset_source", "default_fqe", "family_source",
-           "fqe_oracle", "inference_model", "make_method", "metric_rows", "named_key", "oracle_set", "paper_fqe",
-           "policy_fingerprint", "policy_method", "prepare", "reference_features", "reward_set", "run_evaluate",
-           "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_truth"]
+__all__ = ["ABSORBING", "AUTO_CANDIDATES", "DEFAULT_METHODS", "KINDS", "METHODS", "OPERATORS", "PREFIX", "PRESETS",
+           "PRESET_METHODS", "REF_ACTIONS", "SETS", "TRUST", "EvaluateConfig", "Method", "Problem", "RewardSet",
+           "Rewards", "Source", "check_same_policy", "dataset_source", "default_fqe", "entry_of", "expansion_entries",
+           "family_source", "fqe_oracle", "inference_model", "make_method", "metric_rows", "named_key", "oracle_set",
+           "paper_fqe", "policy_fingerprint", "policy_method", "prepare", "reference_features", "reward_set",
+           "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_truth"]

@@ -95,6 +95,8 @@ class EvaluateConfig:
     kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
     fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
+    horizons: tuple[int, ...] = (10, 30, 60)  # model-based expansions G_k scored after training (a
+    #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -149,6 +151,8 @@ class EvaluateConfig:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
         if self.auto and self.trust == "off":
             raise ValueError("method auto chooses by the trust report: trust cannot be off")
+        if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):
+            raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -184,6 +188,7 @@ class EvaluateConfig:
         d = {k: v for k, v in d.items() if k != "task"}
         d.setdefault("eval_points", ["reset"])   # a run made before the other point kinds
         d.setdefault("trust", "off")             # ... or the trust report
+        d.setdefault("horizons", [])             # ... or the model-based expansions
         if "fqe" not in d:   # a run made before the reward prior: the paper's prior, its own FQE values
             d["fqe"] = to_dict(dataclasses.replace(paper_fqe(), **{k: d[k] for k in legacy if k in d}))
         return from_dict(cls, {k: v for k, v in d.items() if k not in legacy})

@@ -1,6 +1,6 @@
 """Scoring an evaluate run's answers: every metric per seed, reward set and point kind
-(``score``), the rows of ``metrics.jsonl`` (``metric_rows``) and ``predictions.npz``
-(``save_predictions``)."""
+(``score``), a method's results.json entry (``entry_of``), the rows of ``metrics.jsonl``
+(``metric_rows``) and ``predictions.npz`` (``save_predictions``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -34,6 +34,15 @@ def score(pred: dict, p: Problem) -> dict:
                 out.update(trust_r2_each=m["r2_each"], trust_rel_rmse_each=m["rel_rmse_each"])
     return out
 
+
+
+def entry_of(scores: dict, p: Problem) -> dict:
+    """``score``'s metrics as a method's results.json entry (lists over seeds; per reward by name)."""
+    entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
+    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
+        if key in scores:
+            entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
+    return entry
 
 
 def metric_rows(name: str, seed_ids, step: int, scores: dict, loss, seconds: float) -> list[dict]:

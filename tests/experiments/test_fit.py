@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
-from resolvent.experiments.evaluate import AUTO_CANDIDATES
+from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset
 from resolvent.experiments.rundir import RunDir
@@ -105,12 +105,16 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
-    assert set(res["methods"]) == set(AUTO_CANDIDATES)
+    horizons = EvaluateConfig.horizons   # every operator's model-based expansions are candidates too
+    assert set(res["methods"]) == set(AUTO_CANDIDATES) | {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in horizons}
     median = {m: np.median([np.mean(v) for v in r["trust_rel_rmse_each"].values()])
               for m, r in res["methods"].items()}
-    assert res["auto"]["chosen"] == min(median, key=median.get) == model.method
-    assert res["auto"]["chosen"] in res["auto"]["why"]
-    assert resolvent.load(tmp_path / "a").method == model.method                  # no method: the pick
+    chosen = res["auto"]["chosen"]
+    assert chosen == min(median, key=median.get) and chosen in res["auto"]["why"]
+    base, _, k = chosen.partition("+k")
+    assert (model.method, model.horizon) == (base, int(k or 0))
+    again = resolvent.load(tmp_path / "a")                                        # no method: the pick
+    assert (again.method, again.horizon) == (model.method, model.horizon)
     assert resolvent.load(tmp_path / "a", method="fb").method == "fb"
 
 

@@ -1,0 +1,120 @@
+"""Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
+
+    python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60]
+        [--points reset,trajectory,dataset] [--out FILE.jsonl]
+    python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
+
+For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
+every horizon k, reward set (test, probe; on a dataset of one's own also train: its own reward)
+and evaluation point kind with Monte-Carlo truth, one JSON line: ``r2`` (mean over the set's
+rewards, network seeds averaged first), ``worst_r2`` and its reward, ``rel_rmse``, ``spearman``.
+k = 0 is the operator's own answer, the number the run's table reports. The run's one-step
+model of the data (saved with its policy-encoding operators, favor, fb, pi-attention) serves
+every method, the paper's networks included: it is a model of the data, not of an operator.
+Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
+scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import tempfile
+
+import numpy as np
+
+import resolvent
+from resolvent.evaluation.metrics import rel_rmse, spearman
+from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.experiments.evaluate import dataset_source, family_source
+
+TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
+            sf_fit_points=512, sf_generic_basis=8, eval_points=("reset", "trajectory"), ref_pool=256,
+            random_features=16)
+
+
+def onestep_of(run_dir: str, methods: list[str]):
+    """The run's one-step model: from the first saved model that holds one."""
+    for m in methods:
+        model = resolvent.load(run_dir, m)
+        if model.onestep is not None and model.onestep.low is None:   # saved before it kept the data's range:
+            pool = np.asarray(model.xi_features["obs"])                # the reference pool's (the data's states)
+            return model.onestep._replace(low=pool.min(0), high=pool.max(0))
+        if model.onestep is not None:
+            return model.onestep
+    raise SystemExit(f"{run_dir} has no model with a one-step model (train favor, fb or pi-attention)")
+
+
+def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None) -> list[dict]:
+    cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
+    if points:   # other evaluation points than the run's own (a run made before they existed)
+        cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
+    src = family_source(cfg) if cfg.data is None else dataset_source(cfg)
+    methods = methods or [m for m in cfg.methods if m != "fqe"]
+    onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
+    rows = []
+    for method in methods:
+        model = resolvent.load(run_dir, method)
+        model.onestep = onestep
+        for kind, gt in src.points.items():
+            for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
+                rewards = src.rewards.get(s, [])
+                if not rewards:
+                    continue
+                truth = np.stack([gt.q(r) for _, r in rewards])                      # (R, n)
+                for k in horizons:
+                    pred = np.stack([model.q_values(r, gt.obs0, gt.action0, seed=None, horizon=k).mean(0)
+                                     for _, r in rewards])                           # (R, n)
+                    r2 = 1 - ((pred - truth) ** 2).mean(1) / np.maximum(truth.var(1), 1e-8)
+                    worst = int(np.argmin(r2))
+                    rows.append({"method": method, "horizon": k, "set": s, "points": kind,
+                                 "r2": round(float(r2.mean()), 4), "worst_r2": round(float(r2[worst]), 4),
+                                 "worst": rewards[worst][0],
+                                 "rel_rmse": round(float(rel_rmse(pred[None], truth).mean()), 4),
+                                 "spearman": round(float(spearman(pred[None], truth[None]).mean()), 4)})
+                    print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    """Mean R^2 per method and horizon: every reward set at every point kind."""
+    order = {"train": 0, "test": 1, "probe": 2}
+    cols = sorted({(r["set"], r["points"]) for r in rows}, key=lambda c: (order[c[0]], c[1]))
+    lines = ["| method | k | " + " | ".join(f"{s} R^2 ({p})" for s, p in cols) + " |",
+             "|---|---|" + "---|" * len(cols)]
+    for method, k in dict.fromkeys((r["method"], r["horizon"]) for r in rows):
+        got = {(r["set"], r["points"]): r for r in rows if r["method"] == method and r["horizon"] == k}
+        lines.append(f"| {method} | {k} | " + " | ".join(
+            f"{got[c]['r2']:.2f} (worst {got[c]['worst_r2']:.2f})" if c in got else "-" for c in cols) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run", nargs="?", default=None, help="a finished evaluate run")
+    ap.add_argument("--methods", default=None, help="comma-separated [default: the run's operators]")
+    ap.add_argument("--horizons", default="0,10,30,60", help="comma-separated k")
+    ap.add_argument("--points", default=None, help="point kinds, comma-separated [default: the run's]")
+    ap.add_argument("--out", default=None, help="also write the JSON lines here")
+    ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
+    args = ap.parse_args()
+    horizons = [int(k) for k in args.horizons.split(",")]
+    methods = args.methods.split(",") if args.methods else None
+    if args.tiny:
+        with tempfile.TemporaryDirectory(prefix="expansion-") as run_dir:
+            cfg = EvaluateConfig(family="pendulum-angle", methods=("favor", "sf"), seeds=1, steps=20,
+                                 log_every=10, checkpoint_every=20, trust="off", **TINY)
+            run_evaluate(cfg, run_dir, plot=False)
+            rows = bench(run_dir, methods, [0, 2])
+    else:
+        if args.run is None:
+            ap.error("give a run directory, or --tiny")
+        rows = bench(args.run, methods, horizons, args.points)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.writelines(json.dumps(r) + "\n" for r in rows)
+    print(table(rows))
+
+
+if __name__ == "__main__":
+    main()
