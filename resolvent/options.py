@@ -140,7 +140,7 @@ def split_values(item: type) -> Callable:
 
 def option_help(leaf: Leaf, fields: set[str], help: str | None, choices: Sequence | None) -> str:
     """The field's help, its ````field```` references written as options."""
-    text = re.sub(r"``([\w.]+)``", lambda m: "--" + m[1].replace("_", "-") if m[1] in fields else m[1],
+    text = re.sub(r"``([^`]+)``", lambda m: "--" + m[1].replace("_", "-") if m[1] in fields else m[1],
                   leaf.help if help is None else help)
     if choices is not None and item_type(leaf) is not None:
         text += f" (comma-separated, of: {', '.join(map(str, choices))})"
