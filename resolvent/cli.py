@@ -10,6 +10,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from resolvent.algorithms.fqe import LR_SCHEDULES
+from resolvent.data.dataset import REFERENCE_SAMPLING
 from resolvent.evaluation.points import KINDS as POINT_KINDS
 from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, METHODS, PRESETS, REF_ACTIONS, TRUST,
                                                    EvaluateConfig)
@@ -179,7 +181,8 @@ def main() -> None:
                 names={"fqe.tau": ("--tau",), "fqe.lr": ("--lr",), "fqe.prior.kind": ("--reward-prior",),
                        "fqe.prior.n_generic": ("--prior-rewards",)},
                 choices={"methods": METHODS, "ref_actions": REF_ACTIONS, "trust": TRUST, "absorbing": ABSORBING,
-                         "eval_points": POINT_KINDS, "fqe.prior.kind": PRIORS},
+                         "eval_points": POINT_KINDS, "ref_sampling": REFERENCE_SAMPLING, "fqe.prior.kind": PRIORS,
+                         "fqe.lr_schedule": LR_SCHEDULES},
                 helps={"data": "instead of a FAMILY: a Minari dataset id of any environment",
                        "methods": f"the networks to train, fqe: the per-reward oracle; auto: train "
                                   f"{', '.join(AUTO_CANDIDATES)} and keep the one of best held-out agreement"})

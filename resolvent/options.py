@@ -11,7 +11,8 @@ config dataclass instance ``base``, nested configs included:
 - the default is ``base``'s value; with ``presets`` (name -> config, ``base`` the first), a
   field on which the presets differ defaults to None and its help says each preset's value;
 - the help is the field's comment in the class source (continued on the comment lines
-  below it), or ``helps[path]``; ````field```` in it becomes ``--field``;
+  below it), or ``helps[path]``; its double-backquoted text is written plain, a field's name
+  as its option (``--field``);
 - ``choices[path]`` (the constants that define a field's values) makes a ``str`` field a
   ``click.Choice`` and lists a tuple's values in its help (the config checks each one).
 

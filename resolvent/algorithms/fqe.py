@@ -34,6 +34,9 @@ from resolvent.config import TDConfig
 from resolvent.rewards import prior as reward_prior
 
 
+LR_SCHEDULES = ("constant", "cosine")   # FQEConfig.lr_schedule: a constant rate, or cosine-decayed to 0
+
+
 @dataclass(frozen=True)
 class FQEConfig(TDConfig):
     """Hyper-parameters of operator FQE: the TD ones (gamma, lr, tau, batch_size), and these."""
@@ -45,8 +48,8 @@ class FQEConfig(TDConfig):
 
     def __post_init__(self):
         super().__post_init__()
-        if self.lr_schedule not in ("constant", "cosine"):
-            raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: ['constant', 'cosine']")
+        if self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: {list(LR_SCHEDULES)}")
 
     def optimizer(self) -> optax.GradientTransformation:
         """Adam with the configured learning rate (constant, or cosine-decayed to 0)."""
