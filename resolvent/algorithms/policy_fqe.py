@@ -15,7 +15,9 @@ Bellman loss on a batch (s, a, s', d) and all rewards of the step:
     y[r] = (1 - d) (r(s', pi(s'), .) + gamma U_target[r](s', pi(s')))
     L    = mean over batch and rewards of (U[r](s, a) - y[r])^2
 
-Each step draws ``n_refs`` fresh reference states from the whole dataset, so the trained U is
+Each step draws ``n_refs`` fresh reference states from the whole dataset (the next states of
+transitions that did not terminate: a terminal state's reward is never collected, and a kernel
+measure that could weigh it would overcount it), so the trained U is
 an operator over any reference set; an inference model then encodes a reward over up to the
 whole dataset (``KernelOperator``'s favor kernel: O(N) per reward). The reward prior works as
 in ``fqe``: the family's rewards and fresh generic draws, all valued at the pi-scored points.
@@ -48,7 +50,9 @@ def make_loss(n_refs: int):
     def loss(params, target_params, network: nn.Module, config: FQEConfig, data: OperatorData,
              idx: jax.Array, key: jax.Array) -> jax.Array:
         k_ref, k_rewards = jax.random.split(key)
-        ref = jax.random.randint(k_ref, (n_refs,), 0, data.xn.shape[0])          # (m,)
+        n = data.xn.shape[0]
+        live = jax.random.choice(k_ref, n, (n_refs,), p=1.0 - data.done)        # (m,) non-terminal
+        ref = jnp.where(jnp.any(data.done > 0), live, jax.random.randint(k_ref, (n_refs,), 0, n))
         r_next, r_ref = step_rewards(config, data, idx, ref, k_rewards)        # (b, R) (R, m)
         xi = data.xn[ref]                                                       # (m, dx)
         not_done = 1.0 - data.done[idx][:, None]                                # (b, 1)

@@ -108,14 +108,15 @@ def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     else:
         loss_fn = policy_fqe.make_loss(cfg.n_refs)
     predictor = make_predictor(network)
-    pool_x = p.xn[refs.pool]                                               # (N, dx)
+    at = refs.pool_for(kernel=name != "fb")                               # (N,) positions in the pool
+    pool_x = p.xn[refs.pool[at]]                                           # (N, dx)
     first = {}
     if p.y is not None:
         y = np.asarray(p.y) * p.x_std + p.x_mean                           # (n_all, dx) raw (s, a)
         ds = p.features["obs"].shape[1]
         first = {s: first_step_values(refs.model, p.source.rewards[s], y[:, :ds], y[:, ds:], "evaluation points")
                  for s in SETS}                                            # (R, n_all)
-    pool_values = {s: refs.values[s][:, refs.pool] if s == "train" else refs.values[s] for s in SETS}
+    pool_values = {s: refs.values[s][:, refs.pool[at]] if s == "train" else refs.values[s][:, at] for s in SETS}
 
     def predict(params):
         if p.y is None:
@@ -176,7 +177,8 @@ def inference_model(name: str, cfg: EvaluateConfig, p: Problem, method: Method, 
         arch=Arch(hidden=tuple(cfg.hidden), features=cfg.features, n_basis=n_basis,
                   absorbing=p.absorbing and name in ("attention", "favor", "pi-attention"),
                   random_features=cfg.random_features, kernel_heads=cfg.kernel_heads),
-        params=params, xi_features=p.pi.pool_features if policy else p.xi_features, x_mean=p.x_mean, x_std=p.x_std,
+        params=params, xi_features=p.pi.pool_features(kernel=name != "fb") if policy else p.xi_features,
+        x_mean=p.x_mean, x_std=p.x_std,
         onestep=p.pi.model if policy else None,
         fit_features=p.subset(p.fit_idx) if name == "sf" else None,
         basis=method.basis, ridge=cfg.sf_ridge)

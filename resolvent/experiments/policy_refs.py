@@ -34,10 +34,16 @@ class PolicyRefs:
     pool: np.ndarray              # (N,) indices of the reference pool among the n points
     values: dict                  # set -> (R, n) train / (R, N) other sets: pi-scored reward values
     z: np.ndarray                 # (n, dz) raw reward inputs at x'_pi (generic prior)
+    live: np.ndarray              # (N,) bool: the pool's transitions that did not terminate
 
-    @property
-    def pool_features(self) -> dict:
-        return {k: v[self.pool] for k, v in self.features.items()}
+    def pool_for(self, kernel: bool) -> np.ndarray:
+        """Positions in the pool a method encodes over: a kernel measure (favor, pi-attention) only
+        the next states of non-terminal transitions (it was trained on those); fb all (its measure
+        is relative to every next state, and learns none on terminal ones)."""
+        return np.flatnonzero(self.live) if kernel else np.arange(len(self.pool))
+
+    def pool_features(self, kernel: bool) -> dict:
+        return {k: v[self.pool[self.pool_for(kernel)]] for k, v in self.features.items()}
 
 
 def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_000) -> dict:
@@ -46,9 +52,11 @@ def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_0
     return {k: np.concatenate([np.asarray(p[k]) for p in parts]) for k in parts[0]}
 
 
-def policy_refs(features: dict, next_actions: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray, rewards: dict,
-                extras: tuple[str, ...], config: onestep.OneStepConfig, ref_pool: int, seed: int) -> PolicyRefs:
-    """Fit the one-step model, score every reward set at x'_pi; ``rewards``: set -> [(name, callable)]."""
+def policy_refs(features: dict, next_actions: np.ndarray, done: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray,
+                rewards: dict, extras: tuple[str, ...], config: onestep.OneStepConfig, ref_pool: int,
+                seed: int) -> PolicyRefs:
+    """Fit the one-step model, score every reward set at x'_pi; ``rewards``: set -> [(name, callable)],
+    ``done`` (n,) the data's terminations."""
     model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
     pi = predict_features(model, np.asarray(features["next_obs"], np.float32), np.asarray(next_actions, np.float32))
     n = len(next_actions)
@@ -60,7 +68,7 @@ def policy_refs(features: dict, next_actions: np.ndarray, x_mean: np.ndarray, x_
         rows = len(next(iter(feats.values())))
         values[s] = (jnp.stack([evaluate_reward(r, feats, f"target policy's points ({where})", f"{WHAT[s]} {k!r}")
                                 for k, r in named]) if named else jnp.zeros((0, rows)))
-    return PolicyRefs(model, pi, pool, values, reward_inputs(pi, extras))
+    return PolicyRefs(model, pi, pool, values, reward_inputs(pi, extras), np.asarray(done)[pool] == 0)
 
 
 def first_step_values(model: onestep.OneStepModel, rewards: list, obs, action, what: str) -> jax.Array:

@@ -116,8 +116,8 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         points["trust"] = norm(x_raw[trust_indices(n, cfg.trust_points, cfg.seed)])
     pi = None
     if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
-        pi = policy_refs(features, next_actions, x_mean, x_std, src.rewards, src.spec.extras, cfg.onestep,
-                         cfg.ref_pool, cfg.seed)
+        pi = policy_refs(features, next_actions, data["terminated"], x_mean, x_std, src.rewards, src.spec.extras,
+                         cfg.onestep, cfg.ref_pool, cfg.seed)
     return Problem(
         source=src, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),

@@ -6,6 +6,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from resolvent.algorithms import policy_fqe
+from resolvent.algorithms.fqe import FQEConfig, OperatorData
+from resolvent.experiments.policy_refs import PolicyRefs
 from resolvent.operators import make_network
 
 GAMMA = 0.9
@@ -71,3 +74,30 @@ def test_cached_keys_give_the_same_answer(method):
     summary = net.apply(params, keys, r, method=lambda m, a, b: m.summary(a, b))
     np.testing.assert_allclose(net.apply(params, x, summary, method=lambda m, a, b: m.answer(a, b)),
                                net.apply(params, x, xi, r), rtol=1e-5, atol=1e-5)
+
+
+def test_kernel_references_are_never_terminal_states():
+    """A terminal next state's reward is never collected: the favor loss draws its fresh reference
+    states among non-terminal transitions only, and the inference pool of a kernel method skips
+    them (fb keeps every next state: its measure is relative to all of them)."""
+    n, dx = 40, 3
+    done = jnp.asarray(np.arange(n) % 2, jnp.float32)                      # odd transitions terminate
+    xn = jnp.asarray(np.random.default_rng(0).normal(size=(n, dx)), jnp.float32)
+    seen = []
+
+    class Spy:                                                             # records the references a loss uses
+        def apply(self, params, x, xi, r):
+            seen.append(np.asarray(xi))
+            return jnp.zeros((x.shape[0], r.shape[0]))
+
+    data = OperatorData(x=xn, xn=xn, rewards=jnp.ones((1, n)), done=done, xi=xn[:4], enc=jnp.ones((1, 4)))
+    loss = policy_fqe.make_loss(n_refs=64)
+    loss({}, {}, Spy(), FQEConfig(), data, jnp.arange(8), jax.random.PRNGKey(3))
+    rows = {tuple(np.round(r, 5)) for r in seen[0]}
+    live_rows = {tuple(np.round(r, 5)) for r in np.asarray(xn)[::2]}
+    assert rows <= live_rows and len(rows) > 10
+
+    refs = PolicyRefs(model=None, features={}, pool=np.array([5, 2, 7, 4]), values={}, z=np.zeros((n, 1)),
+                      live=np.array([False, True, False, True]))
+    np.testing.assert_array_equal(refs.pool[refs.pool_for(kernel=True)], [2, 4])
+    np.testing.assert_array_equal(refs.pool[refs.pool_for(kernel=False)], [5, 2, 7, 4])
