@@ -19,7 +19,6 @@ from resolvent.families import get_family
 from resolvent.keys import named_key
 from resolvent.policies import load_target_policy
 from resolvent.policies.actor import policy_hash
-from resolvent.rewards import probe_rewards
 
 Rewards = list[tuple[str, Callable]]   # named reward callables over the transition features
 
@@ -52,7 +51,7 @@ def family_source(cfg: EvaluateConfig) -> Source:
                for s, n in (("train", cfg.n_train_rewards), ("test", cfg.n_test_rewards))}
     rewards = {s: [(f"{family.param_name}={v:.3f}", family.reward_callable(v)) for v in ps]
                for s, ps in members.items()}
-    return Source(family.name, family, data, actor, {**rewards, "probe": list(probe_rewards(family.name).items())},
+    return Source(family.name, family, data, actor, {**rewards, "probe": list(family.probe_rewards().items())},
                   points)
 
 

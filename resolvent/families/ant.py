@@ -11,7 +11,7 @@ import math
 import jax.numpy as jnp
 import numpy as np
 
-from resolvent.families.base import Features, RewardFamily
+from resolvent.families.base import Features, RewardFamily, effort
 
 
 def ant_dir_reward(theta, features: Features):
@@ -31,10 +31,23 @@ def restore_ant(env, obs: np.ndarray) -> None:
     sim.set_state(np.concatenate([[0.0, 0.0], obs[:nq - 2]]), np.asarray(obs[nq - 2:nq - 2 + nv], np.float64))
 
 
+PROBES = {
+    "upright-region": lambda f: (f["obs"][:, 0] > 0.55).astype(jnp.float32),       # torso height band
+    "height": lambda f: f["obs"][:, 0],
+    "lateral-speed-sq": lambda f: -f["y_velocity"] ** 2,                              # quadratic
+    "effort": effort,
+    "speed": lambda f: jnp.sqrt(f["x_velocity"] ** 2 + f["y_velocity"] ** 2),
+    "yaw-rate-x-velocity": lambda f: f["obs"][:, 18] * f["x_velocity"],             # product
+    "mixture": lambda f: f["y_velocity"] - 0.5 * f["obs"][:, 0] + 0.25 * effort(f),
+    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
+}
+
+
 ANT_DIR = RewardFamily(
     name="ant-dir", env_id="Ant-v5", param_name="theta",
     reward=ant_dir_reward, train_range=(-math.pi / 4, math.pi / 4),
     test_range=(-math.pi / 3, math.pi / 3), original_param=0.0,
     extras=("x_velocity", "y_velocity", "terminated"), dataset_size=200_000, sigma=0.1,
     td3_steps=300_000, replay_source="snapshots", restore=restore_ant,
+    probes=PROBES,
 )

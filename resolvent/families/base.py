@@ -7,7 +7,7 @@ evaluated on the whole dataset and on the reference points without the simulator
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 import jax
@@ -18,7 +18,12 @@ from resolvent.transitions import CORE_KEYS
 
 Features = Mapping[str, jax.Array]
 RewardFn = Callable[[jax.Array, Features], jax.Array]
+Reward = Callable[[Features], jax.Array]
 
+
+def effort(f: Features) -> jax.Array:
+    """Action effort, -||a||^2: a probe every family has."""
+    return -jnp.sum(f["action"] ** 2, axis=-1)
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,14 @@ class RewardFamily:
     # "snapshots": too large to ship, it is regenerated from actor snapshots along the TD3 run
     restore: Callable[[object, np.ndarray], None] | None = None  # restore(env, obs): set the simulator's
     #                                                  state to observation obs (ds,) (dataset points)
+    probes: Mapping[str, Reward] = field(default_factory=dict, hash=False)  # out-of-family rewards, scored
+    #                                                  only: how well an operator answers rewards nobody trained on
+
+    def probe_rewards(self) -> dict[str, Reward]:
+        """The probes (name -> callable): at least six of different kinds (a region indicator, a
+        quadratic, action effort, a height or velocity, products and mixtures, and the rate of
+        change of a state quantity, read from ``next_obs``, decided by the first steps' transient)."""
+        return dict(self.probes)
 
     @property
     def feature_keys(self) -> tuple[str, ...]:

@@ -8,7 +8,7 @@ the observation, so it is stored with every transition).
 import jax.numpy as jnp
 import numpy as np
 
-from resolvent.families.base import Features, RewardFamily
+from resolvent.families.base import Features, RewardFamily, effort
 
 
 def halfcheetah_vel_reward(v_target, features: Features):
@@ -24,9 +24,23 @@ def restore_halfcheetah(env, obs: np.ndarray) -> None:
     sim.set_state(np.concatenate([[0.0], obs[:nq - 1]]), np.asarray(obs[nq - 1:nq - 1 + sim.model.nv], np.float64))
 
 
+PROBES = {
+    "speed-band": lambda f: ((f["x_velocity"] > 0.5) & (f["x_velocity"] < 1.5)).astype(jnp.float32),
+    "forward-velocity": lambda f: f["x_velocity"],
+    "pitch-sq": lambda f: -f["obs"][:, 1] ** 2,                                      # quadratic
+    "effort": effort,
+    "height": lambda f: f["obs"][:, 0],                                              # root z
+    "velocity-x-height": lambda f: f["x_velocity"] * f["obs"][:, 0],                 # product
+    "run-fast": lambda f: f["x_velocity"] + 0.1 * effort(f),                       # HalfCheetah-v5's own
+    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
+    "pitch-rate": lambda f: f["next_obs"][:, 1] - f["obs"][:, 1],
+}
+
+
 HALFCHEETAH_VEL = RewardFamily(
     name="halfcheetah-vel", env_id="HalfCheetah-v5", param_name="v_target",
     reward=halfcheetah_vel_reward, train_range=(0.7, 1.3), test_range=(0.6, 1.4),
     original_param=1.0, extras=("x_velocity",), dataset_size=100_000, sigma=0.1,
     td3_steps=200_000, replay_source="snapshots", restore=restore_halfcheetah,
+    probes=PROBES,
 )

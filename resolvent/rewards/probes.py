@@ -1,10 +1,9 @@
-"""Out-of-family probe rewards: how well an operator answers rewards nobody trained it on.
+"""Reward callables, checked: ``evaluate_reward`` (finite, one value per transition, or one
+clear error naming the reward) and ``reads`` (which stored quantities a reward reads).
 
-Each family has at least six, of different kinds (a region indicator, a quadratic of one
-state dimension, action effort, a height or a velocity, products and mixtures, and the rate of
-change of a state quantity, read from ``next_obs``: its Q is decided by the first steps'
-transient), written like any user reward: a callable over the stored transition quantities
-returning (n,) values.
+A reward is any callable over the stored transition quantities returning (n,) values: a
+family's members, its out-of-family probe rewards (each family's file holds them, ``probes``),
+the generic prior's draws and the user's own.
 """
 from __future__ import annotations
 
@@ -15,59 +14,6 @@ import jax.numpy as jnp
 import numpy as np
 
 Reward = Callable[[Mapping[str, jax.Array]], jax.Array]
-
-
-def _angle(f):
-    return jnp.arctan2(f["obs"][:, 1], f["obs"][:, 0])
-
-
-def _effort(f):
-    return -jnp.sum(f["action"] ** 2, axis=-1)
-
-
-PENDULUM = {
-    "upright-region": lambda f: (f["obs"][:, 0] > 0.9).astype(jnp.float32),        # indicator
-    "height": lambda f: f["obs"][:, 0],                                              # cos theta
-    "velocity-sq": lambda f: -f["obs"][:, 2] ** 2,                                   # quadratic
-    "effort": _effort,                                                               # action
-    "power": lambda f: f["obs"][:, 2] * jnp.clip(f["action"][:, 0], -2, 2),         # product
-    "side-bump": lambda f: jnp.exp(-((_angle(f) - 1.0) ** 2) / 0.2),                 # local bump
-    "mixture": lambda f: 0.5 * f["obs"][:, 0] - 0.1 * jnp.abs(f["obs"][:, 2]) + 0.2 * f["obs"][:, 1],
-    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
-    "angle-rate": lambda f: (jnp.arctan2(f["next_obs"][:, 1], f["next_obs"][:, 0]) - _angle(f) + jnp.pi)
-    % (2 * jnp.pi) - jnp.pi,                                                         # the step's turn
-}
-
-HALFCHEETAH = {
-    "speed-band": lambda f: ((f["x_velocity"] > 0.5) & (f["x_velocity"] < 1.5)).astype(jnp.float32),
-    "forward-velocity": lambda f: f["x_velocity"],
-    "pitch-sq": lambda f: -f["obs"][:, 1] ** 2,                                      # quadratic
-    "effort": _effort,
-    "height": lambda f: f["obs"][:, 0],                                              # root z
-    "velocity-x-height": lambda f: f["x_velocity"] * f["obs"][:, 0],                 # product
-    "run-fast": lambda f: f["x_velocity"] + 0.1 * _effort(f),                       # HalfCheetah-v5's own
-    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
-    "pitch-rate": lambda f: f["next_obs"][:, 1] - f["obs"][:, 1],
-}
-
-ANT = {
-    "upright-region": lambda f: (f["obs"][:, 0] > 0.55).astype(jnp.float32),       # torso height band
-    "height": lambda f: f["obs"][:, 0],
-    "lateral-speed-sq": lambda f: -f["y_velocity"] ** 2,                              # quadratic
-    "effort": _effort,
-    "speed": lambda f: jnp.sqrt(f["x_velocity"] ** 2 + f["y_velocity"] ** 2),
-    "yaw-rate-x-velocity": lambda f: f["obs"][:, 18] * f["x_velocity"],             # product
-    "mixture": lambda f: f["y_velocity"] - 0.5 * f["obs"][:, 0] + 0.25 * _effort(f),
-    "height-rate": lambda f: f["next_obs"][:, 0] - f["obs"][:, 0],                  # rate of change
-}
-
-PROBES: dict[str, dict[str, Reward]] = {
-    "pendulum-angle": PENDULUM, "halfcheetah-vel": HALFCHEETAH, "ant-dir": ANT}
-
-
-def probe_rewards(family: str) -> dict[str, Reward]:
-    """The probe rewards of a family (name -> callable); {} for an unknown one."""
-    return dict(PROBES.get(family, {}))
 
 
 def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "reward callable") -> jax.Array:

@@ -7,8 +7,8 @@ import pytest
 
 from resolvent.config import from_dict
 from resolvent.evaluation import mse, r2
-from resolvent.rewards import (PriorConfig, PriorStats, evaluate_reward, generic_rewards,
-                               probe_rewards, reward_inputs)
+from resolvent.families import get_family
+from resolvent.rewards import PriorConfig, PriorStats, evaluate_reward, generic_rewards, reward_inputs
 from resolvent.rewards import prior as P
 
 
@@ -95,7 +95,7 @@ def test_r2_and_mse_exact():
 
 @pytest.mark.parametrize("family", ["pendulum-angle", "halfcheetah-vel", "ant-dir"])
 def test_every_family_has_six_probes_of_finite_values(family):
-    probes = probe_rewards(family)
+    probes = get_family(family).probe_rewards()
     assert len(probes) >= 6
     rng = np.random.default_rng(0)
     ds = {"pendulum-angle": 3, "halfcheetah-vel": 17, "ant-dir": 105}[family]
