@@ -80,12 +80,14 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
                              + "; give the same values, or none, or start a new out")
     else:
         steps = 20_000 if steps is None else int(steps)
-        log_every = config.pop("log_every", math.gcd(steps, 500) or 1)
+        # the config's own cadence, or the largest divisor of steps below it (steps need not be a multiple)
+        log_every = config.pop("log_every", math.gcd(steps, EvaluateConfig.log_every) or 1)
         cfg = EvaluateConfig.preset(
             preset or "default", family=None, data=dataset_id, policy=policy_ref, env=env, probes=probes_ref,
             methods=methods or ("auto",), steps=steps, seeds=1 if seeds is None else seeds,
             log_every=log_every,
-            checkpoint_every=config.pop("checkpoint_every", log_every * max(1, 2500 // log_every)), **config)
+            checkpoint_every=config.pop("checkpoint_every",
+                                        log_every * max(1, EvaluateConfig.checkpoint_every // log_every)), **config)
     if all(m == "fqe" for m in cfg.methods):
         raise ValueError("fit returns an operator model; this run trains only 'fqe', the per-reward oracle")
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
