@@ -373,9 +373,11 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     model = OperatorModel.load(models, base)
     model.target_policy, model.horizon = run_policy(run_dir), horizon
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
-        model.onestep = next((m for m in (OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json"))
-                                          if NETWORKS.get(p.stem) and NETWORKS[p.stem].encoding == "policy")
-                              if m.onestep is not None), None)
+        for path in sorted(models.glob("*.npz")):
+            with np.load(path) as z:
+                model.onestep = onestep_model.from_arrays({k: z[k] for k in z.files if k.startswith("onestep_")})
+            if model.onestep is not None:
+                break
     return model
 
 
