@@ -29,8 +29,8 @@ from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import dataset_source, family_source
 
 TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
-            sf_fit_points=512, sf_generic_basis=8, eval_points=("reset", "trajectory"), ref_pool=256,
-            random_features=16)
+            sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",), ref_pool=256, random_features=16,
+            horizons=(2,))
 
 
 def onestep_of(run_dir: str, methods: list[str]):
@@ -102,7 +102,7 @@ def main() -> None:
     methods = args.methods.split(",") if args.methods else None
     if args.tiny:
         with tempfile.TemporaryDirectory(prefix="expansion-") as run_dir:
-            cfg = EvaluateConfig(family="pendulum-angle", methods=("favor", "sf"), seeds=1, steps=20,
+            cfg = EvaluateConfig(family="pendulum-angle", methods=("favor",), seeds=1, steps=20,
                                  log_every=10, checkpoint_every=20, trust="off", **TINY)
             run_evaluate(cfg, run_dir, plot=False)
             rows = bench(run_dir, methods, [0, 2])

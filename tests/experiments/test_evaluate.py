@@ -14,7 +14,7 @@ from resolvent.families import get_family
 from resolvent.model import CheckpointError
 from resolvent.rewards import PriorConfig
 
-TINY = dict(steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
+TINY = dict(horizons=(3,), steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
             methods=("attention", "vanilla"))
 

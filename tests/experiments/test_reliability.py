@@ -16,7 +16,7 @@ from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.rundir import RunInUseError
 from resolvent.io import DiskFullError, atomic_write_bytes
 
-TINY = dict(steps=20, log_every=10, checkpoint_every=10, seeds=1, m=16, n_initial=4,
+TINY = dict(horizons=(3,), steps=20, log_every=10, checkpoint_every=10, seeds=1, m=16, n_initial=4,
             n_train_rewards=4, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             methods=("attention",))
 

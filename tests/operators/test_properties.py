@@ -78,7 +78,7 @@ ABSORBING = AttentionOperator(gamma=GAMMA, hidden=(32, 32), features=8, absorbin
 @given(seed=seeds, a=floats, c=st.floats(0.1, 10))
 def test_absorbing_slot_linear_monotone_and_below_c(seed, a, c):
     """With the absorbing-state slot (reward 0 there) G stays linear and monotone in r, and a
-    constant c > 0 maps into (0, c/(1-gamma)): the mass a terminating episode never collects."""
+    constant c > 0 maps into (0, c/(1-gamma)]: the mass a terminating episode never collects."""
     k = jax.random.split(jax.random.PRNGKey(seed), 4)
     x, xi = jax.random.normal(k[0], (5, 3)) * 3, jax.random.normal(k[1], (7, 3)) * 3
     params = ABSORBING.init(k[2], x, xi, jnp.zeros((1, 7)))
@@ -88,4 +88,5 @@ def test_absorbing_slot_linear_monotone_and_below_c(seed, a, c):
     np.testing.assert_allclose(g(a * r1 + r2), a * g(r1) + g(r2), rtol=1e-4, atol=1e-3)
     assert bool(jnp.all(g(r1 + jnp.abs(r2)) >= g(r1) - 1e-4))
     out = g(jnp.full((1, 7), c))
-    assert bool(jnp.all(out > 0)) and bool(jnp.all(out < c / (1 - GAMMA)))
+    # at most c/(1-gamma): equal in float32 where the slot's weight underflows (a far absorbing key)
+    assert bool(jnp.all(out > 0)) and bool(jnp.all(out <= c / (1 - GAMMA) * (1 + 1e-6)))
