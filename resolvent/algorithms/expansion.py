@@ -76,7 +76,9 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     k = expansion.horizon
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., n)
     head = np.zeros(tail.shape[-1])
-    for t, x in enumerate(expansion.steps):
-        r = np.asarray(jax.device_get(evaluate_reward(reward, x, "model rollout")), np.float64)   # (n,)
-        head += gamma ** t * expansion.alive[t] * r
+    if k:   # the k steps' transitions as one batch: one call of the reward
+        batch = {key: np.concatenate([x[key] for x in expansion.steps]) for key in expansion.steps[0]}
+        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "model rollout")), np.float64)
+        r = r.reshape(k, -1)                                                           # (k, n)
+        head = ((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r).sum(0)     # (n,)
     return head + gamma ** k * expansion.alive[k] * tail
