@@ -24,11 +24,13 @@ import tempfile
 import numpy as np
 
 import resolvent
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.evaluation.metrics import rel_rmse, spearman
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import dataset_source, family_source
 
-TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
+TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20),
+            m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",), ref_pool=256, random_features=16,
             horizons=(2,))
 

@@ -35,10 +35,12 @@ import jax
 import numpy as np
 
 import resolvent
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 
-TINY = dict(m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
+TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
+            m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
 

@@ -16,13 +16,15 @@ from click.testing import CliRunner
 from minari.data_collector import EpisodeBuffer
 
 import resolvent
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.policies.td3 import shipped_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["--seeds", "1", "--steps", "20", "--log-every", "10", "--checkpoint-every", "10", "--m", "16"]
-FIT = dict(steps=20, seeds=1, log_every=10, checkpoint_every=10, m=16, n_initial=4, gt_tol=1e-2,
+FIT = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
+           steps=20, seeds=1, log_every=10, checkpoint_every=10, m=16, n_initial=4, gt_tol=1e-2,
            sf_fit_points=64, hidden=(16,), features=8, plot=False)
 
 
@@ -361,12 +363,13 @@ def python_job(tmp_path, name: str, code: str, *args, **popen) -> subprocess.Pop
 
 def test_fit_killed_then_resumed_equals_an_uninterrupted_run(pendulum, tmp_path):
     """kill -9 after a checkpoint, resume=True: the same metric rows, bit for bit (but the timings)."""
-    fit = dict(FIT, steps=200, log_every=20, checkpoint_every=20, n_initial=2)
+    fit = dict(FIT, method="favor", steps=200, log_every=20, checkpoint_every=20, n_initial=2)
     out = tmp_path / "killed"
-    proc = python_job(tmp_path, "job", f"import resolvent\nfrom tests.test_reliability_cli import controller\n"
+    proc = python_job(tmp_path, "job", f"import resolvent\nfrom resolvent.algorithms.onestep import OneStepConfig\n"
+                      f"from tests.test_reliability_cli import controller\n"
                       f"resolvent.fit('tests/reliab-pendulum-v0', controller, out=sys.argv[1], **{fit!r})\n", out,
                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    ckpt = out / "checkpoints" / "attention.ckpt"
+    ckpt = out / "checkpoints" / "favor.ckpt"
     while not ckpt.exists() and proc.poll() is None:
         time.sleep(0.01)
     proc.kill()
@@ -376,7 +379,7 @@ def test_fit_killed_then_resumed_equals_an_uninterrupted_run(pendulum, tmp_path)
     resolvent.fit(pendulum, controller, out=tmp_path / "full", **fit)
     rows = lambda p: [{k: v for k, v in r.items() if k != "seconds"} for r in RunDir(p).read_metrics()]  # noqa: E731
     assert rows(out) == rows(tmp_path / "full") and rows(out)[-1]["step"] == 200
-    params = lambda p: (p / "models" / "attention.params").read_bytes()  # noqa: E731
+    params = lambda p: (p / "models" / "favor.params").read_bytes()  # noqa: E731
     assert params(out) == params(tmp_path / "full")
 
 

@@ -43,7 +43,7 @@ from resolvent.experiments.sources import (Rewards, Source, check_same_policy, d
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import named_key
-from resolvent.model import OperatorModel
+from resolvent.model import OperatorModel, split_method
 
 
 def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
@@ -117,9 +117,9 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                 **({"policy_fingerprint": p.source.fingerprint} if p.source.fingerprint else {})}
 
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
-        base = {m: r for m, r in results["methods"].items() if "+k" not in m}
+        base = {m: r for m, r in results["methods"].items() if not split_method(m)[1]}
         methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
-        candidates = tuple(m for m in methods if m.split("+k")[0] in AUTO_CANDIDATES)
+        candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
         return {"methods": methods, **({"auto": choose_method(methods, candidates)} if cfg.auto else {})}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,

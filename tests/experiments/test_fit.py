@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
-from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
+from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.experiments.evaluate import AUTO_CANDIDATES
 from resolvent.cli import main
 from resolvent.data.user import load_dataset
 from resolvent.experiments.rundir import RunDir
@@ -19,7 +20,8 @@ from resolvent.experiments.rundir import RunDir
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples import reacher  # noqa: E402
 
-TINY = dict(steps=40, seeds=1, log_every=20, checkpoint_every=20, m=16, n_initial=8, gt_tol=1e-2,
+TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
+            steps=40, seeds=1, log_every=20, checkpoint_every=20, m=16, n_initial=8, gt_tol=1e-2,
             sf_fit_points=256)
 
 
@@ -105,8 +107,9 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
-    horizons = EvaluateConfig.horizons   # every operator's model-based expansions are candidates too
-    assert set(res["methods"]) == set(AUTO_CANDIDATES) | {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in horizons}
+    # every operator's model-based expansions are candidates too
+    expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in TINY["horizons"]}
+    assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions
     median = {m: np.median([np.mean(v) for v in r["trust_rel_rmse_each"].values()])
               for m, r in res["methods"].items()}
     chosen = res["auto"]["chosen"]
