@@ -217,12 +217,12 @@ class KernelOperator(nn.Module):
             return u / self.features ** 0.25
         return jnp.exp(self.log_radius) * u / jnp.sqrt(jnp.sum(u ** 2, -1, keepdims=True) + 1e-6)
 
-    def _phi(self, u, rowwise: bool):
-        """Positive random features of u (n, H, F): (n, H, M), up to a constant per row and head
-        (``rowwise``) or one per head for all rows; either cancels in the normalisation."""
+    def _phi(self, u):
+        """Positive random features of the keys u (n, H, F): (n, H, M), up to one constant per head
+        for all rows, which cancels in the normalisation."""
         omega = jax.lax.stop_gradient(self.omega)                                   # (M, F): fixed
         proj = u @ omega.T - 0.5 * jnp.sum(u ** 2, -1, keepdims=True)               # (n, H, M)
-        stab = jnp.max(proj, axis=-1, keepdims=True) if rowwise else jnp.max(proj, axis=(0, 2), keepdims=True)
+        stab = jnp.max(proj, axis=(0, 2), keepdims=True)
         return jnp.exp(proj - jax.lax.stop_gradient(stab)) / jnp.sqrt(self.random_features)
 
     def keys(self, xi):
@@ -231,7 +231,7 @@ class KernelOperator(nn.Module):
         if self.absorbing:
             fx = jnp.concatenate([self.absorbing_key[None], fx], 0)                 # (1 + m, H, F)
         fx = self._scaled(fx)
-        return self._phi(fx, rowwise=False) if self.kernel == "favor" else fx
+        return self._phi(fx) if self.kernel == "favor" else fx
 
     def summary(self, keys, r_xi):
         """A reward's summary: favor (sum_j phi_hj r_j (H, R, M), sum_j phi_hj (H, M)); softmax (keys, r)."""
@@ -246,15 +246,25 @@ class KernelOperator(nn.Module):
         out = self.g(x)                                                             # (b, H (F + 1))
         mix = jax.nn.softmax(out[:, :self.heads], axis=-1)                          # (b, H)
         gx = self._scaled(out[:, self.heads:].reshape(x.shape[0], self.heads, self.features))   # (b, H, F)
+        # one head at a time, as 2-D matrix products: 5x faster on CPU than the batched (b, H, .)
+        # products, which transpose (b, H, M) arrays of 1e7 entries at 1e4 points
         if self.kernel == "favor":
             num, den = summary                                                      # (H, R, M) (H, M)
-            q = self._phi(gx, rowwise=True)                                         # (b, H, M)
-            u = jnp.einsum("bhm,hrm->bhr", q, num) / jnp.maximum(jnp.einsum("bhm,hm->bh", q, den), 1e-30)[..., None]
+            u = jnp.stack([self._favor_head(gx[:, h], num[h], den[h]) for h in range(self.heads)], 1)
         else:
             keys, r_xi = summary                                                    # (m, H, F) (R, m)
-            w = jax.nn.softmax(jnp.einsum("bhf,jhf->bhj", gx, keys), axis=-1)       # (b, H, m)
-            u = jnp.einsum("bhj,rj->bhr", w, r_xi)                                  # (b, H, R)
+            u = jnp.stack([jax.nn.softmax(gx[:, h] @ keys[:, h].T, axis=-1) @ r_xi.T   # (b, m) (m, R)
+                           for h in range(self.heads)], 1)                          # (b, H, R)
         return jnp.einsum("bh,bhr->br", mix, u) / (1.0 - self.gamma)                # (b, R)
+
+    def _favor_head(self, q, num, den):
+        """One head's kernel average sum_j k(x, xi_j) r_j / sum_j k(x, xi_j): (b, F) -> (b, R), from
+        its summaries num (R, M) and den (M,). phi(q) enters up to a constant per row, which cancels:
+        exp(Omega q - max_M) (the -||q||^2/2 of phi is such a constant)."""
+        proj = q @ jax.lax.stop_gradient(self.omega).T                              # (b, M)
+        phi = jnp.exp(proj - jax.lax.stop_gradient(jnp.max(proj, -1, keepdims=True)))   # (b, M)
+        nd = phi @ jnp.concatenate([num, den[None]], 0).T                           # (b, R + 1)
+        return nd[:, :-1] / jnp.maximum(nd[:, -1:], 1e-30)
 
     def __call__(self, x, xi, r_xi):
         return self.answer(x, self.summary(self.keys(xi), r_xi))
