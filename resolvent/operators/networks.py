@@ -237,8 +237,11 @@ class KernelOperator(nn.Module):
         """A reward's summary: favor (sum_j phi_hj r_j (H, R, M), sum_j phi_hj (H, M)); softmax (keys, r)."""
         if self.absorbing:
             r_xi = jnp.concatenate([jnp.zeros((r_xi.shape[0], 1), r_xi.dtype), r_xi], 1)   # (R, 1 + m)
-        if self.kernel == "favor":
-            return jnp.einsum("jhm,rj->hrm", keys, r_xi), jnp.sum(keys, 0)          # (H, R, M) (H, M)
+        if self.kernel == "favor":   # one pass over the N keys for the R sums and the normaliser
+            n, h, m = keys.shape
+            rows = jnp.concatenate([r_xi, jnp.ones((1, n), r_xi.dtype)], 0)         # (R + 1, N)
+            sums = (rows @ keys.reshape(n, h * m)).reshape(-1, h, m)                # (R + 1, H, M)
+            return jnp.swapaxes(sums[:-1], 0, 1), sums[-1]                          # (H, R, M) (H, M)
         return keys, r_xi
 
     def answer(self, x, summary):
