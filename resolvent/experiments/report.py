@@ -266,9 +266,11 @@ def figure_ope(cells: list[Cell], path: Path, title: str, reps: int, seed: int) 
                          f"({len(cell.runs)} seeds)", fontsize=9)
     axes[0, 0].set_ylabel("MSE (IQM, 95% CI)")
     handles, labels = legend_of(axes.flat)
-    fig.legend(handles, labels, loc="lower center", ncol=max(1, len(labels)), fontsize=9)
+    ncol = max(1, min(len(labels), axes.shape[1]))           # one label per panel's width at most
+    rows = -(-len(labels) // ncol)
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=9)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.05, 1, 0.97))
+    fig.tight_layout(rect=(0, 0.02 + 0.2 * rows / (2.9 * len(fams) + 0.4), 1, 0.97))
     return save_figure(fig, path)
 
 
