@@ -15,7 +15,6 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.evaluation.metrics import spearman
-from resolvent.experiments.trust import median_rel_rmse
 
 TRUTH = [("heldout", "data_", "held-out, dataset pts"), ("heldout", "traj_", "held-out, trajectory pts"),
          ("test", "data_", "test, dataset pts"), ("test", "traj_", "test, trajectory pts"),
@@ -27,8 +26,9 @@ def table(run: Path) -> str:
     methods = {m: r for m, r in res["methods"].items() if "trust_rel_rmse" in r}
     names = list(methods)
     trust_r2 = np.array([np.median([np.mean(v) for v in methods[m]["trust_r2_each"].values()]) for m in names])
-    trust_rel = np.array([float(np.mean(methods[m]["trust_rel_rmse"])) for m in names])    # mean over rewards
-    median = [median_rel_rmse(methods[m]) for m in names]                                   # auto's criterion
+    trust_rel = np.array([float(np.mean(methods[m]["trust_rel_rmse"])) for m in names])    # auto's criterion
+    median = np.array([np.median([np.mean(v) for v in methods[m]["trust_rel_rmse_each"].values()])  # the old rule
+                       if "trust_rel_rmse_each" in methods[m] else np.nan for m in names])
     cols = [(f"{p}{s}_rel_rmse", name) for s, p, name in TRUTH
             if all(f"{p}{s}_rel_rmse" in r for r in methods.values())]
     true = {k: np.array([np.mean(methods[m][k]) for m in names]) for k, _ in cols}
@@ -37,7 +37,7 @@ def table(run: Path) -> str:
              "|---|---|---|---|" + "---|" * len(cols)]
     for i, m in enumerate(names):
         lines.append(f"| {m} | {trust_r2[i]:.3f} | {trust_rel[i]:.3f} | "
-                     + ("-" if median[i] is None else f"{median[i]:.3f}") + " | "
+                     + ("-" if np.isnan(median[i]) else f"{median[i]:.3f}") + " | "
                      + " | ".join(f"{true[k][i]:.3f}" for k, _ in cols) + " |")
     oracle = res.get("trust_oracle", {})
     if oracle:
@@ -46,11 +46,14 @@ def table(run: Path) -> str:
     for label, score in (("median R^2", trust_r2), ("mean rel. RMSE", -trust_rel)):
         lines.append(f"| rank agreement with the truth, trust by {label} (Spearman across methods) | | | | "
                      + " | ".join(f"{float(spearman(score, -true[k])):.2f}" for k, _ in cols) + " |")
-    pick = names[int(np.argmin([v if v is not None else trust_rel[i] for i, v in enumerate(median)]))]
     lines.append("")
-    lines += [f"- {name}: the trust report's pick, {pick}, has true rel. RMSE {true[k][names.index(pick)]:.3f}; "
-              f"the best method's is {true[k].min():.3f} ({true[k][names.index(pick)] / true[k].min() - 1:+.0%})"
-              for k, name in cols]
+    for rule, score in (("auto's pick (mean rel. RMSE)", trust_rel), ("the median rule's pick", median)):
+        if np.isnan(score).any():
+            continue
+        pick = names[int(np.argmin(score))]
+        lines += [f"- {name}: {rule}, {pick}, has true rel. RMSE {true[k][names.index(pick)]:.3f}; "
+                  f"the best method's is {true[k].min():.3f} ({true[k][names.index(pick)] / true[k].min() - 1:+.0%})"
+                  for k, name in cols]
     return "\n".join([f"{res['family'] or 'data'} / {res['dataset']}: the trust report against the truth "
                       f"(relative RMSE: lower is better)", ""] + lines)
 
