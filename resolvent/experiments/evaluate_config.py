@@ -28,6 +28,7 @@ AUTO_CANDIDATES = ("favor", "fb", "sf", "attention")   # method="auto" trains th
 REF_ACTIONS = ("data", "half-policy")
 TRUST = ("auto", "on", "off")   # the trust report: auto is on for a dataset of one's own and for method auto
 ABSORBING = ("auto", "on", "off")   # attention's absorbing-state slot
+ORACLE_REWARDS = ("test", "probe")   # the reward set method fqe (the per-reward oracle) is trained on
 
 
 def default_fqe() -> FQEConfig:
@@ -80,6 +81,8 @@ class EvaluateConfig:
     trust_rewards: int = 8             # held-out generic rewards of the trust report
     trust_points: int = 512            # dataset transitions where it compares the answers
     auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
+    oracle_rewards: str = "test"       # the rewards method fqe (the per-reward oracle) is trained on
+    #                                    and answers: test (the training ones when there are none), or probe
     gt_tol: float = 1e-5               # rollouts run until gamma^t < gt_tol
     fqe: FQEConfig = field(default_factory=default_fqe)  # operator FQE and its reward prior
     hidden: tuple[int, ...] = (256, 256)  # hidden layers of every MLP
@@ -149,6 +152,8 @@ class EvaluateConfig:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
         if self.trust not in TRUST:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
+        if self.oracle_rewards not in ORACLE_REWARDS:
+            raise ValueError(f"oracle_rewards must be one of {list(ORACLE_REWARDS)}, got {self.oracle_rewards!r}")
         if self.auto and self.trust == "off":
             raise ValueError("method auto chooses by the trust report: trust cannot be off")
         if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):

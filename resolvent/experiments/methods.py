@@ -133,7 +133,7 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi, answers: str | None = None) 
     or the set ``answers``), vmapped over rewards, then seeds."""
     network = make_network("fqe", cfg.gamma, cfg.hidden, cfg.features, 1)
     fqe = dataclasses.replace(run_fqe(cfg), prior=None)
-    answers = answers or oracle_set(p)
+    answers = answers or oracle_set(cfg, p)
     r = p.sets[answers].values                                             # (R, n)
     scale = jnp.mean(r, axis=1) / (1.0 - cfg.gamma)                        # (R,)
     data = OperatorData(x=p.x, xn=p.xn, rewards=r[:, None, :], done=p.done, xi=xi,
@@ -163,8 +163,13 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi, answers: str | None = None) 
     return Method("fqe", network, data, init, train, predict)
 
 
-def oracle_set(p: Problem) -> str:
-    """The rewards the FQE oracle is trained on: the test rewards, else the training ones."""
+def oracle_set(cfg: EvaluateConfig, p: Problem) -> str:
+    """The rewards the FQE oracle is trained on: ``cfg.oracle_rewards``; for test, the training
+    rewards when there are no test ones."""
+    if cfg.oracle_rewards == "probe":
+        if not len(p.sets["probe"]):
+            raise ValueError("oracle_rewards probe: this run has no probe rewards (a family's, or --probes FILE)")
+        return "probe"
     return "test" if len(p.sets["test"]) else "train"
 
 

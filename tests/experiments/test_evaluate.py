@@ -157,6 +157,17 @@ def test_fqe_oracle_and_every_prior(tmp_path):
                    for k, v in m.items() if k.endswith(("mse", "r2")))
 
 
+def test_fqe_oracle_on_the_probe_rewards(tmp_path):
+    """oracle_rewards="probe": the oracle is trained on, and scored on, the probe rewards alone."""
+    res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe",), "oracle_rewards": "probe"}), tmp_path, plot=False)
+    fqe = res["methods"]["fqe"]
+    assert {"probe_mse", "traj_probe_r2", "data_probe_rel_rmse"} <= set(fqe)
+    assert all("probe_" in k for k in fqe if k not in ("loss", "steps", "seconds"))
+    assert list(fqe["probe_r2_each"]) == res["probes"] and np.isfinite(fqe["probe_mse"]).all()
+    with pytest.raises(ValueError, match="oracle_rewards must be one of"):
+        EvaluateConfig(oracle_rewards="train")
+
+
 def test_config_round_trip_and_presets():
     cfg = EvaluateConfig.preset("paper", steps=100, log_every=50, checkpoint_every=50)
     assert cfg.fqe.tau == 0.005 and cfg.prior.kind == "family"
