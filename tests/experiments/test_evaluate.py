@@ -1,6 +1,9 @@
 import dataclasses
 import json
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import h5py
 import numpy as np
@@ -164,6 +167,13 @@ def test_fqe_oracle_on_the_probe_rewards(tmp_path):
     assert {"probe_mse", "traj_probe_r2", "data_probe_rel_rmse"} <= set(fqe)
     assert all("probe_" in k for k in fqe if k not in ("loss", "steps", "seconds"))
     assert list(fqe["probe_r2_each"]) == res["probes"] and np.isfinite(fqe["probe_mse"]).all()
+    # results/accuracy/probe_vs_oracle.py: every probe's MSE of a run's methods over this oracle's
+    run_evaluate(EvaluateConfig(**{**TINY, "methods": ("sf",)}), tmp_path / "sf", plot=False)
+    script = Path(__file__).resolve().parents[2] / "results" / "accuracy" / "probe_vs_oracle.py"
+    out = subprocess.run([sys.executable, str(script), str(tmp_path / "sf"), str(tmp_path)], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "| sf | dataset |" in out.stdout and "| FQE oracle (its MSE) | reset |" in out.stdout
     with pytest.raises(ValueError, match="oracle_rewards must be one of"):
         EvaluateConfig(oracle_rewards="train")
 
