@@ -35,6 +35,17 @@ def scalars(row: dict, prefix: str = "") -> list[tuple[str, float]]:
     return out
 
 
+def after_existing(folder: Path) -> None:
+    """Wait, if need be, until the clock's second is past the newest event file's in ``folder``:
+    TensorBoard reads a folder's files in name order, whose first key is the creation second and
+    whose last is a per-process counter compared as text ("10" < "9"), so a file opened in the
+    same second as an earlier one (a resume in the same process) could sort before it."""
+    stamps = [int(p.name.split(".")[3]) for p in folder.glob("events.out.tfevents.*")
+              if p.name.split(".")[3].isdigit()]
+    while stamps and int(time.time()) <= max(stamps):
+        time.sleep(0.05)
+
+
 class EventLog:
     """The event writers of one run directory, opened on the first row of each method and seed."""
 
@@ -51,6 +62,7 @@ class EventLog:
     def _writer(self, method: str, seed: int) -> EventFileWriter:
         key = (method, seed)
         if key not in self._writers:
+            after_existing(self.root / f"{method}-seed{seed}")
             writer = EventFileWriter(str(self.root / f"{method}-seed{seed}"), flush_secs=30)
             if method in self._restart:
                 writer.add_event(Event(wall_time=time.time(), step=self._restart[method],

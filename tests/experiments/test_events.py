@@ -3,6 +3,7 @@ the events a killed process wrote after its checkpoint."""
 import math
 
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+from tensorboard.summary.writer import event_file_writer
 
 from resolvent.experiments.events import EventLog, scalars
 
@@ -20,6 +21,12 @@ def test_scalars_of_a_row_nested_and_skipping_what_is_not_a_number():
 
 
 def test_events_per_method_and_seed_and_a_restart_hides_the_lost_steps(tmp_path):
+    # event file names end in a per-process counter; set it so that attention-seed0's first file
+    # ends in 10^k - 1 and its file after the restart (same process, same second) in 10^k + 2,
+    # which sorts first as text: the resumed file must still be read last
+    uid = event_file_writer._global_uid
+    while uid._value + 1 < 10 or str(uid._value + 1).rstrip("0") != "1":
+        uid.get()
     log = EventLog(tmp_path)
     log.write([{"method": "attention", "seed": s, "step": t, "test_mse": 10.0 * s + t} for t in (0, 50, 100, 150)
                for s in (0, 1)])
