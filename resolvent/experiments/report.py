@@ -270,7 +270,7 @@ def figure_ope(cells: list[Cell], path: Path, title: str, reps: int, seed: int) 
     rows = -(-len(labels) // ncol)
     fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=9)
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.02 + 0.2 * rows / (2.9 * len(fams) + 0.4), 1, 0.97))
+    fig.tight_layout(rect=(0, 0.02 + 0.2 * rows / fig.get_figheight(), 1, 0.97))   # 0.2 in per legend row
     return save_figure(fig, path)
 
 

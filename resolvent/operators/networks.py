@@ -234,14 +234,14 @@ class KernelOperator(nn.Module):
         return self._phi(fx) if self.kernel == "favor" else fx
 
     def summary(self, keys, r_xi):
-        """A reward's summary: favor (sum_j phi_hj r_j (H, R, M), sum_j phi_hj (H, M)); softmax (keys, r)."""
+        """A reward's summary: favor sum_j phi_hj [r_j, 1] (H, R + 1, M), the R sums and the normaliser
+        last; softmax (keys, r)."""
         if self.absorbing:
             r_xi = jnp.concatenate([jnp.zeros((r_xi.shape[0], 1), r_xi.dtype), r_xi], 1)   # (R, 1 + m)
         if self.kernel == "favor":   # one pass over the N keys for the R sums and the normaliser
             n, h, m = keys.shape
             rows = jnp.concatenate([r_xi, jnp.ones((1, n), r_xi.dtype)], 0)         # (R + 1, N)
-            sums = (rows @ keys.reshape(n, h * m)).reshape(-1, h, m)                # (R + 1, H, M)
-            return jnp.swapaxes(sums[:-1], 0, 1), sums[-1]                          # (H, R, M) (H, M)
+            return jnp.swapaxes((rows @ keys.reshape(n, h * m)).reshape(-1, h, m), 0, 1)   # (H, R + 1, M)
         return keys, r_xi
 
     def answer(self, x, summary):
@@ -252,21 +252,20 @@ class KernelOperator(nn.Module):
         # one head at a time, as 2-D matrix products: 5x faster on CPU than the batched (b, H, .)
         # products, which transpose (b, H, M) arrays of 1e7 entries at 1e4 points
         if self.kernel == "favor":
-            num, den = summary                                                      # (H, R, M) (H, M)
-            u = jnp.stack([self._favor_head(gx[:, h], num[h], den[h]) for h in range(self.heads)], 1)
+            u = jnp.stack([self._favor_head(gx[:, h], summary[h]) for h in range(self.heads)], 1)   # (b, H, R)
         else:
             keys, r_xi = summary                                                    # (m, H, F) (R, m)
             u = jnp.stack([jax.nn.softmax(gx[:, h] @ keys[:, h].T, axis=-1) @ r_xi.T   # (b, m) (m, R)
                            for h in range(self.heads)], 1)                          # (b, H, R)
         return jnp.einsum("bh,bhr->br", mix, u) / (1.0 - self.gamma)                # (b, R)
 
-    def _favor_head(self, q, num, den):
+    def _favor_head(self, q, sums):
         """One head's kernel average sum_j k(x, xi_j) r_j / sum_j k(x, xi_j): (b, F) -> (b, R), from
-        its summaries num (R, M) and den (M,). phi(q) enters up to a constant per row, which cancels:
-        exp(Omega q - max_M) (the -||q||^2/2 of phi is such a constant)."""
+        its summary sums (R + 1, M), the normaliser last. phi(q) enters up to a constant per row,
+        which cancels: exp(Omega q - max_M) (the -||q||^2/2 of phi is such a constant)."""
         proj = q @ jax.lax.stop_gradient(self.omega).T                              # (b, M)
         phi = jnp.exp(proj - jax.lax.stop_gradient(jnp.max(proj, -1, keepdims=True)))   # (b, M)
-        nd = phi @ jnp.concatenate([num, den[None]], 0).T                           # (b, R + 1)
+        nd = phi @ sums.T                                                           # (b, R + 1)
         return nd[:, :-1] / jnp.maximum(nd[:, -1:], 1e-30)
 
     def __call__(self, x, xi, r_xi):
