@@ -2,7 +2,7 @@
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
         [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
-        [--tiny]
+        [--horizons 10,30,60] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
 the run but the FQE oracle; otherwise ``--methods`` are trained here with the default
@@ -18,6 +18,12 @@ state-action pairs of the dataset, warm (the median of 5 after one call):
   trained on that reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most
   the method's (``reached``; else the whole ``--fqe-steps``, and ``ratio`` is a lower bound);
 - ``ratio``: FQE training seconds to the same MSE over ``answer_ms``.
+
+Each operator of a policy-scored run also answers by its model-based expansion ``METHOD+kK``
+(``--horizons``, default the run's own): ``rollout_ms`` is the one-step model's K-step rollout
+under pi from the pairs (once per set of points, shared by every reward), ``answer_ms`` a new
+reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
+at points already rolled out.
 
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
@@ -36,6 +42,7 @@ import numpy as np
 
 import resolvent
 from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.algorithms.expansion import expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 
@@ -53,6 +60,11 @@ def warm_ms(f) -> float:
         jax.block_until_ready(f())
         times.append(time.perf_counter() - t0)
     return 1e3 * statistics.median(times)
+
+
+def seed0(model):
+    """The model with its first network seed only."""
+    return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
 def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int) -> list[tuple[int, float, float]]:
@@ -86,6 +98,7 @@ def main() -> None:
     ap.add_argument("--fqe-steps", type=int, default=30_000, help="most FQE steps")
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--pairs", type=int, default=10_000)
+    ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
     if args.tiny:
@@ -115,23 +128,33 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     idx = np.random.default_rng(0).choice(len(p.x), min(args.pairs, len(p.x)), replace=False)
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
+    horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
     rows = []
     for method in methods:
-        model = resolvent.load(run_dir, method)
-        model = dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
+        model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
-        rows.append({"method": method, "family": cfg.family, "dataset": cfg.dataset, "reward": name,
-                     "pairs": len(idx),
-                     "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act)),
-                     "encode_ms": warm_ms(lambda: model.encode([reward])),
-                     "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act)),
-                     "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+        row = {"method": method, "family": cfg.family, "dataset": cfg.dataset, "reward": name, "pairs": len(idx),
+               "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act)),
+               "encode_ms": warm_ms(lambda: model.encode([reward])),
+               "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act))}
+        rows.append({**row, "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+        for k in horizons:
+            model = seed0(resolvent.load(run_dir, f"{method}+k{k}"))   # the run's one-step model, its policy
+            if model.onestep is None:   # a run without a policy-encoding operator keeps none
+                break
+            rollout_ms = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
+            rolled_ms = warm_ms(lambda: model.q_values(reward, obs, act))   # its rollout kept
+            rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms, "rolled_ms": rolled_ms,
+                         "answer_ms": rollout_ms + rolled_ms,
+                         "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
         r.update(fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),
                  reached=mse <= r["mse"], ratio=round(1e3 * seconds / r["answer_ms"], 1),
-                 mse=round(r["mse"], 4), **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms")})
+                 mse=round(r["mse"], 4),
+                 **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms")
+                    if k in r})
         print(json.dumps(r), flush=True)
 
 

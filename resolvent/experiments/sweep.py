@@ -223,7 +223,11 @@ def run_state(run: SweepRun) -> str:
     folder = RunDir(run.path)
     if not folder.config_path.is_file():
         return "new"
-    have, want = folder.read_config(), json.loads(json.dumps(run.config.to_dict()))
+    want = json.loads(json.dumps(run.config.to_dict()))
+    try:   # read as the task's config: a field added since the run was made takes its default
+        have = json.loads(json.dumps(type(run.config).from_dict(folder.read_config()).to_dict()))
+    except (TypeError, ValueError, AttributeError) as e:
+        raise ValueError(f"{folder.config_path} is not a run configuration: {type(e).__name__}: {e}") from None
     if have != want:
         differ = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
         raise ValueError(f"{run.path} holds a run of another configuration (differs in {differ}); "

@@ -183,6 +183,9 @@ def test_a_folder_of_another_configuration_is_refused(tmp_path):
     RunDir(run.path).write_json("config.json", {**run.config.to_dict(), "steps": 4000})
     with pytest.raises(ValueError, match=r"another configuration \(differs in \['steps'\]\)"):
         run_state(run)
+    older = {k: v for k, v in run.config.to_dict().items() if k != "oracle_rewards"}   # before the field
+    RunDir(run.path).write_json("config.json", older)
+    assert run_state(run) == "resume"   # a field added since takes its default: the same run
     res = CliRunner().invoke(main, ["sweep", "/nonexistent.toml"])
     assert res.exit_code == 2
 
