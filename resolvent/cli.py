@@ -13,8 +13,8 @@ import numpy as np
 from resolvent.algorithms.fqe import LR_SCHEDULES
 from resolvent.data.dataset import REFERENCE_SAMPLING
 from resolvent.evaluation.points import KINDS as POINT_KINDS
-from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, METHODS, ORACLE_REWARDS, PRESETS,
-                                                   REF_ACTIONS, TRUST, EvaluateConfig)
+from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, METHODS, ORACLE_REWARDS, ORACLES,
+                                                   PRESETS, REF_ACTIONS, TRUST, EvaluateConfig)
 from resolvent.experiments.optimize_config import ALGORITHMS, OptimizeConfig
 from resolvent.experiments.optimize_config import METHODS as CONTROL_METHODS
 from resolvent.families import FAMILIES, get_family
@@ -181,7 +181,7 @@ def main() -> None:
                 names={"fqe.tau": ("--tau",), "fqe.lr": ("--lr",), "fqe.prior.kind": ("--reward-prior",),
                        "fqe.prior.n_generic": ("--prior-rewards",)},
                 choices={"methods": METHODS, "ref_actions": REF_ACTIONS, "trust": TRUST, "absorbing": ABSORBING,
-                         "oracle_rewards": ORACLE_REWARDS,
+                         "oracle_rewards": ORACLE_REWARDS, "oracle": ORACLES,
                          "eval_points": POINT_KINDS, "ref_sampling": REFERENCE_SAMPLING, "fqe.prior.kind": PRIORS,
                          "fqe.lr_schedule": LR_SCHEDULES},
                 helps={"data": "instead of a FAMILY: a Minari dataset id of any environment",

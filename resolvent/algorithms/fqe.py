@@ -21,6 +21,7 @@ seeds (a leading axis on the state and the key).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -45,17 +46,32 @@ class FQEConfig(TDConfig):
     reward_weighting: bool = False  # weigh each reward's error by 1 / its variance at the xi
     lr_schedule: str = "constant"  # constant, or cosine: decay to 0 over decay_steps
     decay_steps: int = 0         # the cosine schedule's length (an experiment sets its steps)
+    weight_decay: float = 0.0    # AdamW's decoupled weight decay, per unit learning rate (0: Adam)
+    clip_targets: bool = False   # clip each Bellman target to [min r, max r] / (1 - gamma) over the data
 
     def __post_init__(self):
         super().__post_init__()
         if self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"unknown lr_schedule {self.lr_schedule!r}; known: {list(LR_SCHEDULES)}")
+        if not 0 <= self.weight_decay < float("inf"):
+            raise ValueError(f"weight_decay must be >= 0 and finite, got {self.weight_decay}")
+        if self.clip_targets and self.prior is not None and self.prior.generic:
+            raise ValueError("clip_targets bounds the data's rewards; a generic prior's fresh draws have no bounds")
 
     def optimizer(self) -> optax.GradientTransformation:
-        """Adam with the configured learning rate (constant, or cosine-decayed to 0)."""
-        if self.lr_schedule == "cosine" and self.decay_steps > 0:
-            return optax.adam(optax.cosine_decay_schedule(self.lr, self.decay_steps))
-        return optax.adam(self.lr)
+        """Adam (AdamW with ``weight_decay``) at the configured rate (constant, or cosine-decayed to 0)."""
+        lr = (optax.cosine_decay_schedule(self.lr, self.decay_steps)
+              if self.lr_schedule == "cosine" and self.decay_steps > 0 else self.lr)
+        return optax.adamw(lr, weight_decay=self.weight_decay) if self.weight_decay else optax.adam(lr)
+
+
+def dope(config: FQEConfig) -> FQEConfig:
+    """DOPE's FQE recipe (Fu et al. 2021, google-research ``policy_eval``) on ``config``'s
+    gamma and batch: AdamW at 3e-4 with decay 1e-5 per step, Polyak 0.005, targets clipped to
+    what a discounted return of the data's rewards can be. (Its output scaling by 1 / (1 - gamma)
+    is the network's: ``QNetwork.out_scale``.)"""
+    return dataclasses.replace(config, lr=3e-4, weight_decay=1e-5 / 3e-4, tau=0.005, lr_schedule="constant",
+                               clip_targets=True, prior=None)
 
 
 class OperatorData(NamedTuple):
@@ -109,7 +125,10 @@ def loss(params, target_params, network: nn.Module, config: FQEConfig, data: Ope
     x, xn = data.x[idx], data.xn[idx]                                   # (b, dx) (b, dx)
     not_done = 1.0 - data.done[idx][:, None]                            # (b, 1)
     g_next = network.apply(target_params, xn, data.xi, enc)             # (b, R)
-    y = jax.lax.stop_gradient(r + config.gamma * not_done * g_next)     # (b, R)
+    y = r + config.gamma * not_done * g_next                            # (b, R)
+    if config.clip_targets:   # y in [min r, max r] / (1 - gamma), each data reward's own range
+        y = jnp.clip(y, data.rewards.min(1) / (1.0 - config.gamma), data.rewards.max(1) / (1.0 - config.gamma))
+    y = jax.lax.stop_gradient(y)
     g = network.apply(params, x, data.xi, enc)                          # (b, R)
     return jnp.mean((g - y) ** 2 * reward_weights(config, enc))
 

@@ -29,6 +29,7 @@ REF_ACTIONS = ("data", "half-policy")
 TRUST = ("auto", "on", "off")   # the trust report: auto is on for a dataset of one's own and for method auto
 ABSORBING = ("auto", "on", "off")   # attention's absorbing-state slot
 ORACLE_REWARDS = ("test", "probe")   # the reward set method fqe (the per-reward oracle) is trained on
+ORACLES = ("run", "dope")   # the oracle's recipe: the run's FQE config, or DOPE's (algorithms/fqe.py: dope)
 
 
 def default_fqe() -> FQEConfig:
@@ -83,6 +84,8 @@ class EvaluateConfig:
     auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
     oracle_rewards: str = "test"       # the rewards method fqe (the per-reward oracle) is trained on
     #                                    and answers: test (the training ones when there are none), or probe
+    oracle: str = "run"                # the oracle's recipe: run (the fqe config's lr, tau, batch), or dope (DOPE's
+    #                                    AdamW 3e-4, Polyak 0.005, output scaled by 1 / (1 - gamma), clipped targets)
     gt_tol: float = 1e-5               # rollouts run until gamma^t < gt_tol
     fqe: FQEConfig = field(default_factory=default_fqe)  # operator FQE and its reward prior
     hidden: tuple[int, ...] = (256, 256)  # hidden layers of every MLP
@@ -152,6 +155,8 @@ class EvaluateConfig:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
         if self.trust not in TRUST:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
+        if self.oracle not in ORACLES:
+            raise ValueError(f"oracle must be one of {list(ORACLES)}, got {self.oracle!r}")
         if self.oracle_rewards not in ORACLE_REWARDS:
             raise ValueError(f"oracle_rewards must be one of {list(ORACLE_REWARDS)}, got {self.oracle_rewards!r}")
         if self.auto and self.trust == "off":

@@ -14,7 +14,7 @@ import numpy as np
 from resolvent.algorithms import (FQEConfig, OperatorData, identity_encodings, make_initializer,
                                   make_predictor, make_trainer, ridge_weights)
 from resolvent.algorithms.fqe import init as fqe_init
-from resolvent.algorithms.fqe import train_chunk
+from resolvent.algorithms.fqe import dope, train_chunk
 from resolvent.algorithms import fb, policy_fqe
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.policy_refs import first_step_values
@@ -133,6 +133,8 @@ def fqe_oracle(cfg: EvaluateConfig, p: Problem, xi, answers: str | None = None) 
     or the set ``answers``), vmapped over rewards, then seeds."""
     network = make_network("fqe", cfg.gamma, cfg.hidden, cfg.features, 1)
     fqe = dataclasses.replace(run_fqe(cfg), prior=None)
+    if cfg.oracle == "dope":
+        fqe, network = dope(fqe), network.clone(out_scale=1.0 / (1.0 - cfg.gamma))
     answers = answers or oracle_set(cfg, p)
     r = p.sets[answers].values                                             # (R, n)
     scale = jnp.mean(r, axis=1) / (1.0 - cfg.gamma)                        # (R,)

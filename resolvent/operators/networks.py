@@ -311,17 +311,19 @@ class ForwardBackward(nn.Module):
 class QNetwork(nn.Module):
     """A plain Q network for ONE reward, the per-reward FQE oracle:
 
-        q(x) = MLP(x) + c,    c = E_data[r] / (1 - gamma)
+        q(x) = out_scale MLP(x) + c,    c = E_data[r] / (1 - gamma)
 
     The reward's "encoding" (R = 1, 1) is its scale c, so the output starts at the level of
     the reward's Q-values instead of 0 and can converge within the operators' budget.
+    ``out_scale`` = 1 / (1 - gamma) is DOPE's parametrisation (the MLP fits (1 - gamma) Q).
     """
 
     hidden: Sequence[int] = (256, 256)
+    out_scale: float = 1.0
 
     @nn.compact
     def __call__(self, x, xi, scale):
-        return MLP(self.hidden, 1, name="q")(x) + scale[:, 0]       # (b, 1)
+        return self.out_scale * MLP(self.hidden, 1, name="q")(x) + scale[:, 0]       # (b, 1)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,16 @@
 """Operator FQE on small random tabular MDPs recovers (I - gamma P_pi)^-1 r for unseen rewards."""
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from resolvent.algorithms import FQEConfig, OperatorData, make_initializer, make_predictor, make_trainer
+from resolvent.algorithms.fqe import dope
+from resolvent.algorithms.fqe import loss as fqe_loss
 from resolvent.operators import make_network
+from resolvent.rewards import PriorConfig
 
 GAMMA = 0.8
 
@@ -87,10 +92,43 @@ def test_fqe_oracle_recovers_the_resolvent_of_its_reward():
     assert np.sqrt(np.mean((pred - truth) ** 2)) / np.std(truth) < 0.1
 
 
+def test_dope_recipe_oracle_recovers_the_resolvent_and_clips_its_targets():
+    """DOPE's recipe (AdamW, Polyak 0.005, output scaled by 1 / (1 - gamma), clipped targets)
+    converges to the same (I - gamma P_pi)^-1 r; a target network far above what any return of
+    the data's rewards can be is clipped to max r / (1 - gamma)."""
+    onehot, idx, nxt, P_pi = tabular_problem(2)
+    r = jax.random.normal(jax.random.PRNGKey(4), (1, len(onehot)))
+    scale = jnp.mean(r[:, idx], axis=1, keepdims=True) / (1 - GAMMA)           # (1, 1)
+    data = OperatorData(x=jnp.asarray(onehot[idx]), xn=jnp.asarray(onehot[nxt]),
+                        rewards=r[:, idx], done=jnp.zeros(len(idx)), xi=jnp.asarray(onehot), enc=scale)
+    net = make_network("fqe", GAMMA, (64, 64), 16, 1).clone(out_scale=1 / (1 - GAMMA))
+    cfg = dope(FQEConfig(gamma=GAMMA))
+    assert cfg.clip_targets and cfg.tau == 0.005 and cfg.weight_decay > 0
+    state = make_initializer(net, cfg)(jax.random.PRNGKey(5)[None], data)
+    state, _ = make_trainer(net, cfg, 8000)(state, data, jax.random.PRNGKey(6)[None])
+    pred = np.asarray(make_predictor(net)(state.params, jnp.asarray(onehot), data.xi, scale))[0, :, 0]
+    truth = np.linalg.solve(np.eye(len(onehot)) - GAMMA * P_pi, np.asarray(r[0]))
+    assert np.sqrt(np.mean((pred - truth) ** 2)) / np.std(truth) < 0.1
+
+    one = jax.tree_util.tree_map(lambda a: a[0], state)
+    far = jnp.full((1, 1), 1e4)                                                  # the target net's level
+    hi = float(r[:, idx].max()) / (1 - GAMMA)
+    loss_args = (one.params, one.params, net, cfg, data._replace(enc=far), jnp.arange(8), jax.random.PRNGKey(0))
+    g = np.asarray(net.apply(one.params, data.x[:8], data.xi, far))[:, 0]
+    assert float(fqe_loss(*loss_args)) == pytest.approx(np.mean((g - hi) ** 2), rel=1e-4)
+    g_next = np.asarray(net.apply(one.params, data.xn[:8], data.xi, far))[:, 0]
+    y = np.asarray(r[0, idx[:8]]) + GAMMA * g_next                              # above hi: unclipped
+    unclipped = dataclasses.replace(cfg, clip_targets=False)
+    assert y.min() > hi and float(fqe_loss(*loss_args[:3], unclipped, *loss_args[4:])) == pytest.approx(
+        np.mean((g - y) ** 2), rel=1e-4)
+    with pytest.raises(ValueError, match="generic prior"):
+        FQEConfig(clip_targets=True, prior=PriorConfig(kind="generic"))
+
+
 def test_generic_prior_alone_teaches_the_operator_unseen_rewards():
     """Trained on generic random rewards only (no family), the attention operator answers
     unseen rewards on a tabular MDP: a prior that covers the reward space is enough."""
-    from resolvent.rewards import PriorConfig, PriorData
+    from resolvent.rewards import PriorData
 
     onehot, idx, nxt, P_pi = tabular_problem(0)
     n_x = len(onehot)

@@ -161,8 +161,11 @@ def test_fqe_oracle_and_every_prior(tmp_path):
 
 
 def test_fqe_oracle_on_the_probe_rewards(tmp_path):
-    """oracle_rewards="probe": the oracle is trained on, and scored on, the probe rewards alone."""
-    res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe",), "oracle_rewards": "probe"}), tmp_path, plot=False)
+    """oracle_rewards="probe": the oracle is trained on, and scored on, the probe rewards alone
+    (here by DOPE's recipe, oracle="dope")."""
+    res = run_evaluate(EvaluateConfig(**{**TINY, "methods": ("fqe",), "oracle_rewards": "probe", "oracle": "dope"}),
+                       tmp_path, plot=False)
+    assert json.loads((tmp_path / "config.json").read_text())["oracle"] == "dope"
     fqe = res["methods"]["fqe"]
     assert {"probe_mse", "traj_probe_r2", "data_probe_rel_rmse"} <= set(fqe)
     assert all("probe_" in k for k in fqe if k not in ("loss", "steps", "seconds"))
@@ -176,6 +179,8 @@ def test_fqe_oracle_on_the_probe_rewards(tmp_path):
     assert "| sf | dataset |" in out.stdout and "| FQE oracle (its MSE) | reset |" in out.stdout
     with pytest.raises(ValueError, match="oracle_rewards must be one of"):
         EvaluateConfig(oracle_rewards="train")
+    with pytest.raises(ValueError, match="oracle must be one of"):
+        EvaluateConfig(oracle="d4rl")
 
 
 def test_config_round_trip_and_presets():
