@@ -30,28 +30,10 @@ def policy(observations: np.ndarray) -> np.ndarray:
 
 def build(size: int = 20_000, seed: int = 0, p_random: float = 0.3, sigma: float = 0.3, rebuild: bool = False):
     """Record the behaviour's transitions into the Minari dataset ``DATASET_ID``."""
-    import minari   # here, not at the top: loading this file for its ``policy`` stays light
+    from resolvent.data.user import record_dataset   # here: loading this file for its ``policy`` stays light
 
-    if DATASET_ID in minari.list_local_datasets():
-        if not rebuild:
-            return minari.load_dataset(DATASET_ID)
-        minari.delete_dataset(DATASET_ID)
-    env = minari.DataCollector(gym.make(ENV_ID))
-    rng = np.random.default_rng(seed)
-    obs, _ = env.reset(seed=seed)
-    for _ in range(size):
-        a = policy(obs[None])[0] + sigma * rng.standard_normal(1).astype(np.float32)
-        if rng.uniform() < p_random:
-            a = rng.uniform(-1.0, 1.0, 1).astype(np.float32)
-        obs, _, term, trunc, _ = env.step(np.clip(a, -1.0, 1.0))
-        if term or trunc:
-            obs, _ = env.reset()
-    return env.create_dataset(
-        dataset_id=DATASET_ID, eval_env=ENV_ID, algorithm_name="energy pumping + noise",
-        description=f"MountainCarContinuous-v0, behaviour = sign(velocity) + N(0, {sigma}^2), "
-                    f"uniform random w.p. {p_random}; {size} transitions",
-        author="resolvent", author_email="resolvent@users.noreply.github.com",
-        code_permalink="https://pypi.org/project/resolvent/")
+    return record_dataset(gym.make(ENV_ID), policy, DATASET_ID, size, seed, p_random, sigma, record_infos=False,
+                          algorithm_name="energy pumping + noise", rebuild=rebuild)
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from typing import Callable
 import gymnasium as gym
 import minari
 import numpy as np
+from tqdm.auto import tqdm
 
 from resolvent.data.dataset import validate_transitions
 from resolvent.envs import make_env
@@ -93,6 +94,47 @@ def load_dataset(dataset, env_id: str | None = None) -> tuple[DatasetSpec, dict]
     validate_transitions(data, spec, data["obs"].shape[1], data["action"].shape[1],
                          getattr(ds, "action_space", None))
     return spec, data
+
+
+def record_dataset(env: gym.Env, policy: Policy, dataset_id: str, size: int, seed: int = 0, p_random: float = 0.3,
+                   sigma: float = 0.3, record_infos: bool = False, algorithm_name: str = "target policy + noise",
+                   description: str = "", rebuild: bool = False):
+    """Record ``size`` transitions of a noisy behaviour around the target ``policy`` into the Minari
+    dataset ``dataset_id`` with Minari's own ``DataCollector``, as a user records theirs: at every
+    step ``policy(s) + N(0, (sigma a_max)^2)``, a uniform random action instead w.p. ``p_random``,
+    clipped to the action bounds. Episode k starts from reset seed ``SeedSequence((seed, k))``
+    (Minari draws a fresh random one when none is given): the same seed, the same dataset. An
+    existing dataset is returned as it is, unless ``rebuild``."""
+    if dataset_id in minari.list_local_datasets():
+        if not rebuild:
+            return minari.load_dataset(dataset_id)
+        minari.delete_dataset(dataset_id)
+    space = env.action_space
+    check_box_spaces(dataset_id, env.observation_space, space)
+    scale = (sigma * np.maximum(np.abs(space.low), np.abs(space.high))).astype(np.float32)   # (da,)
+    collector = minari.DataCollector(env, record_infos=record_infos)
+    rng = np.random.default_rng(seed)
+    episodes = 0
+
+    def reset():
+        nonlocal episodes
+        episodes += 1
+        return collector.reset(seed=int(np.random.SeedSequence((seed, episodes - 1)).generate_state(1)[0]))[0]
+
+    obs = reset()
+    for _ in tqdm(range(size), desc=f"record {dataset_id}", unit="step", leave=False):
+        a = np.asarray(policy(obs[None]), np.float32)[0] + scale * rng.standard_normal(len(scale)).astype(np.float32)
+        if rng.uniform() < p_random:
+            a = rng.uniform(space.low, space.high, len(scale)).astype(np.float32)
+        obs, _, term, trunc, _ = collector.step(np.clip(a, space.low, space.high))
+        if term or trunc:
+            obs = reset()
+    return collector.create_dataset(
+        dataset_id=dataset_id, eval_env=env.spec.id, algorithm_name=algorithm_name,
+        description=f"{env.spec.id}, behaviour = {algorithm_name}: N(0, {sigma}^2 a_max^2) on every action, "
+                    f"uniform random w.p. {p_random}; {size} transitions. {description}".strip(),
+        author="resolvent", author_email="resolvent@users.noreply.github.com",
+        code_permalink="https://pypi.org/project/resolvent/")
 
 
 def check_box_spaces(name: str, obs_space, action_space) -> None:
