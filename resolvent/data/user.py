@@ -9,6 +9,7 @@ the dataset's own ``reward`` and every numeric per-step entry of its episodes' i
 from __future__ import annotations
 
 import importlib
+import itertools
 import importlib.util
 import sys
 import warnings
@@ -114,12 +115,10 @@ def record_dataset(env: gym.Env, policy: Policy, dataset_id: str, size: int, see
     scale = (sigma * np.maximum(np.abs(space.low), np.abs(space.high))).astype(np.float32)   # (da,)
     collector = minari.DataCollector(env, record_infos=record_infos)
     rng = np.random.default_rng(seed)
-    episodes = 0
+    episode = itertools.count()
 
-    def reset():
-        nonlocal episodes
-        episodes += 1
-        return collector.reset(seed=int(np.random.SeedSequence((seed, episodes - 1)).generate_state(1)[0]))[0]
+    def reset():   # episode k's reset seed from (seed, k)
+        return collector.reset(seed=int(np.random.SeedSequence((seed, next(episode))).generate_state(1)[0]))[0]
 
     obs = reset()
     for _ in tqdm(range(size), desc=f"record {dataset_id}", unit="step", leave=False):
