@@ -7,6 +7,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,7 +20,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from resolvent.cli import main
 from resolvent.experiments import RunDir
 from resolvent.experiments.report import interval_estimates, iqm, report
-from resolvent.experiments.sweep import parse_spec, run_one, run_state, run_sweep
+from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep
 
 TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
         "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
@@ -176,6 +177,16 @@ def test_spec_expands_into_cells_and_seeds(tmp_path):
 def test_spec_rejects_bad_keys_and_values_by_name(spec, message):
     with pytest.raises(ValueError, match=message):
         parse_spec(spec)
+
+
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+@pytest.mark.parametrize("spec", sorted(p.name for p in RESULTS.glob("*.toml")))
+def test_every_committed_spec_expands(spec, tmp_path):
+    """The grids under results/ parse and expand into valid run configurations (nothing runs)."""
+    sweep = load_spec(RESULTS / spec, out=tmp_path)
+    assert sweep.runs and all(r.path.parent.parent == tmp_path for r in sweep.runs)
 
 
 def test_a_folder_of_another_configuration_is_refused(tmp_path):
