@@ -120,7 +120,7 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
         base = {m: r for m, r in results["methods"].items() if not split_method(m)[1]}
         methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
         candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-        return {"methods": methods, **({"auto": choose_method(methods, candidates)} if cfg.auto else {})}
+        return {"methods": methods, **({"auto": choose_method(methods, candidates, cfg.auto_tie)} if cfg.auto else {})}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)

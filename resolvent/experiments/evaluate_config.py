@@ -82,6 +82,8 @@ class EvaluateConfig:
     trust_rewards: int = 8             # held-out generic rewards of the trust report
     trust_points: int = 512            # dataset transitions where it compares the answers
     auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
+    auto_tie: float = 0.2              # auto: candidates within this fraction of the best held-out
+    #                                    agreement are tied; of them the longest expansion is kept
     oracle_rewards: str = "test"       # the rewards method fqe (the per-reward oracle) is trained on
     #                                    and answers: test (the training ones when there are none), or probe
     oracle: str = "run"                # the oracle's recipe: run (the fqe config's lr, tau, batch), or dope (DOPE's
@@ -155,6 +157,8 @@ class EvaluateConfig:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
         if self.trust not in TRUST:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
+        if not 0 <= self.auto_tie < float("inf"):
+            raise ValueError(f"auto_tie must be a fraction >= 0, got {self.auto_tie}")
         if self.oracle not in ORACLES:
             raise ValueError(f"oracle must be one of {list(ORACLES)}, got {self.oracle!r}")
         if self.oracle_rewards not in ORACLE_REWARDS:

@@ -25,6 +25,7 @@ import numpy as np
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import train_loop
 from resolvent.keys import named_key
+from resolvent.model import split_method
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards
 
 ORACLE = "trust-oracle"   # its checkpoint's name in the run directory
@@ -68,16 +69,28 @@ def mean_rel_rmse(entry: dict) -> float | None:
     return float(np.mean([np.mean(v) for v in each.values()])) if each else None
 
 
-def choose_method(methods: dict, candidates: tuple[str, ...]) -> dict:
-    """``{"chosen", "why", "mean_trust_rel_rmse"}`` from results.json's ``methods`` entries:
-    the candidate with the lowest mean relative RMSE against the oracle on held-out rewards."""
+def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) -> dict:
+    """``{"chosen", "why", "mean_trust_rel_rmse"}`` from results.json's ``methods`` entries: the
+    candidate with the lowest mean relative RMSE against the oracle on held-out rewards; those
+    within ``tie`` (a fraction) of that lowest count as tied, and of them the longest model-based
+    expansion is kept (then the lowest score).
+
+    The tie: where several candidates agree with the oracle about as well as the oracle agrees
+    with the truth, the report cannot order them (on Pendulum-Angle the expansions are closer to
+    the truth than the oracle itself), and the expansion, whose first steps come from the model
+    and not from Bellman backups, is the better bet; where the model is poor (Ant-Dir, a noisy
+    HalfCheetah) its expansions score outside the tie (results/README.md, "auto's rule")."""
     scores = {m: mean_rel_rmse(methods[m]) for m in candidates if m in methods}
     scores = {m: v for m, v in scores.items() if v is not None}
     if not scores:
         raise ValueError(f"method auto needs the trust report of its candidates {list(candidates)}")
-    chosen = min(scores, key=scores.get)
+    best = min(scores.values())
+    tied = [m for m, v in scores.items() if v <= (1.0 + tie) * best]
+    chosen = max(tied, key=lambda m: (split_method(m)[1], -scores[m]))
     ranked = ", ".join(f"{m} {v:.3f}" for m, v in sorted(scores.items(), key=lambda kv: kv[1]))
     n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
     why = (f"closest to per-reward FQE on held-out rewards at dataset states: mean relative RMSE "
            f"{ranked} ({n} seed{'s' if n > 1 else ''})")
+    if len(tied) > 1:
+        why += f"; within {tie:.0%} of the best: {', '.join(tied)}, the longest expansion kept"
     return {"chosen": chosen, "why": why, "mean_trust_rel_rmse": scores}

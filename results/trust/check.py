@@ -15,6 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.evaluation.metrics import spearman
+from resolvent.experiments import EvaluateConfig
+from resolvent.experiments.trust import choose_method
 
 TRUTH = [("heldout", "data_", "held-out, dataset pts"), ("heldout", "traj_", "held-out, trajectory pts"),
          ("test", "data_", "test, dataset pts"), ("test", "traj_", "test, trajectory pts"),
@@ -47,10 +49,13 @@ def table(run: Path) -> str:
         lines.append(f"| rank agreement with the truth, trust by {label} (Spearman across methods) | | | | "
                      + " | ".join(f"{float(spearman(score, -true[k])):.2f}" for k, _ in cols) + " |")
     lines.append("")
-    for rule, score in (("auto's pick (mean rel. RMSE)", trust_rel), ("the median rule's pick", median)):
-        if np.isnan(score).any():
-            continue
-        pick = names[int(np.argmin(score))]
+    tie = EvaluateConfig.auto_tie
+    picks = [(f"auto's pick (mean rel. RMSE, the longest expansion within {tie:.0%})",
+              choose_method(methods, tuple(names), tie)["chosen"]),
+             ("the lowest mean rel. RMSE (no tie)", names[int(np.argmin(trust_rel))])]
+    if not np.isnan(median).any():
+        picks.append(("the median rule's pick", names[int(np.argmin(median))]))
+    for rule, pick in picks:
         lines += [f"- {name}: {rule}, {pick}, has true rel. RMSE {true[k][names.index(pick)]:.3f}; "
                   f"the best method's is {true[k].min():.3f} ({true[k][names.index(pick)] / true[k].min() - 1:+.0%})"
                   for k, name in cols]

@@ -13,6 +13,7 @@ from minari.storage.datasets_root_dir import get_dataset_path
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.experiments.trust import choose_method
 from resolvent.families import get_family
 from resolvent.model import CheckpointError
 from resolvent.rewards import PriorConfig
@@ -224,3 +225,19 @@ def test_half_policy_reference_points(tmp_path):
     with pytest.raises(ValueError, match=r"\['next_obs'\] are unknown"):
         model.q_values(lambda f: f["next_obs"][:, 0], np.zeros((2, 3)), np.zeros((2, 1)))
     assert model.q_values(lambda f: f["action"][:, 0] ** 2, np.zeros((2, 3)), np.zeros((2, 1))).shape == (2,)
+
+
+def test_auto_keeps_the_longest_expansion_among_the_tied():
+    """auto's rule on known scores: the lowest mean relative RMSE against FQE; with a tie band,
+    the longest expansion within it (then the lowest score); candidates outside it never."""
+    scores = {"favor": [0.100, 0.100], "favor+k30": [0.110, 0.108], "favor+k60": [0.115, 0.117],
+              "sf+k60": [0.300, 0.300], "fb": [0.105, 0.104]}
+    methods = {m: {"trust_rel_rmse_each": {"heldout-0": v[:1], "heldout-1": v[1:]}} for m, v in scores.items()}
+    assert choose_method(methods, tuple(methods))["chosen"] == "favor"
+    pick = choose_method(methods, tuple(methods), tie=0.2)
+    assert pick["chosen"] == "favor+k60" and "within 20% of the best" in pick["why"] and "sf+k60" not in \
+        pick["why"].split("within")[1]
+    assert choose_method(methods, ("favor", "fb"), tie=0.2)["chosen"] == "favor"   # no expansion: the lowest
+    assert choose_method(methods, tuple(reversed(methods)), tie=0.2)["chosen"] == "favor+k60"
+    with pytest.raises(ValueError, match="auto_tie"):
+        EvaluateConfig(auto_tie=-0.1)
