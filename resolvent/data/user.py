@@ -9,8 +9,8 @@ the dataset's own ``reward`` and every numeric per-step entry of its episodes' i
 from __future__ import annotations
 
 import importlib
-import itertools
 import importlib.util
+import itertools
 import sys
 import warnings
 from dataclasses import dataclass
