@@ -1,7 +1,7 @@
 """Time to an answer for one new reward: every trained operator of a run (zero-shot) against FQE.
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
-        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 30000] [--pairs 10000]
+        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--pairs 10000]
         [--horizons 10,30,60] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
@@ -95,7 +95,7 @@ def main() -> None:
     ap.add_argument("--dataset", default="expert")
     ap.add_argument("--methods", default=",".join(DEFAULT_METHODS), help="operators to train when training here")
     ap.add_argument("--steps", type=int, default=15_000, help="operator steps when training here")
-    ap.add_argument("--fqe-steps", type=int, default=30_000, help="most FQE steps")
+    ap.add_argument("--fqe-steps", type=int, default=100_000, help="most FQE steps")
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
