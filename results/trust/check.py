@@ -50,9 +50,10 @@ def table(run: Path) -> str:
                      + " | ".join(f"{float(spearman(score, -true[k])):.2f}" for k, _ in cols) + " |")
     lines.append("")
     tie = EvaluateConfig.auto_tie
-    picks = [(f"auto's pick (mean rel. RMSE, the longest expansion within {tie:.0%})",
-              choose_method(methods, tuple(names), tie)["chosen"]),
-             ("the lowest mean rel. RMSE (no tie)", names[int(np.argmin(trust_rel))])]
+    picks = [("the lowest mean rel. RMSE (no tie)", names[int(np.argmin(trust_rel))])]
+    if all("trust_rel_rmse_each" in r for r in methods.values()):   # runs before it kept no per-reward scores
+        picks.insert(0, (f"auto's pick (mean rel. RMSE, the longest expansion within {tie:.0%})",
+                         choose_method(methods, tuple(names), tie)["chosen"]))
     if not np.isnan(median).any():
         picks.append(("the median rule's pick", names[int(np.argmin(median))]))
     for rule, pick in picks:
