@@ -138,15 +138,14 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                "encode_ms": warm_ms(lambda: model.encode([reward])),
                "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act))}
         rows.append({**row, "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
-        for k in horizons:
-            model = seed0(resolvent.load(run_dir, f"{method}+k{k}"))   # the run's one-step model, its policy
-            if model.onestep is None:   # a run without a policy-encoding operator keeps none
-                break
+        if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
+            model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
+        for k in horizons if model.onestep is not None else ():
             rollout_ms = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
-            rolled_ms = warm_ms(lambda: model.q_values(reward, obs, act))   # its rollout kept
+            rolled_ms = warm_ms(lambda: model.q_values(reward, obs, act, horizon=k))   # its rollout kept
             rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms, "rolled_ms": rolled_ms,
                          "answer_ms": rollout_ms + rolled_ms,
-                         "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+                         "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0, horizon=k) - truth) ** 2))})
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
