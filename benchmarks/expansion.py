@@ -1,16 +1,18 @@
 """Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
 
-    python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60]
-        [--points reset,trajectory,dataset] [--out FILE.jsonl]
+    python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60,150,400]
+        [--points reset,trajectory,dataset] [--onestep-steps N] [--out FILE.jsonl]
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
 
 For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
 every horizon k, reward set (test, probe; on a dataset of one's own also train: its own reward)
 and evaluation point kind with Monte-Carlo truth, one JSON line: ``r2`` (mean over the set's
-rewards, network seeds averaged first), ``worst_r2`` and its reward, ``rel_rmse``, ``spearman``.
+rewards, network seeds averaged first), ``worst_r2`` and its reward, ``rel_rmse``, ``spearman``,
+``mse`` per reward.
 k = 0 is the operator's own answer, the number the run's table reports. The run's one-step
 model of the data (saved with its policy-encoding operators, favor, fb, pi-attention) serves
 every method, the paper's networks included: it is a model of the data, not of an operator.
+``--onestep-steps N`` fits that model again with N Adam steps instead (the operators unchanged).
 Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
 scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
@@ -24,10 +26,13 @@ import tempfile
 import numpy as np
 
 import resolvent
+from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.evaluation.metrics import rel_rmse, spearman
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import dataset_source, family_source
+from resolvent.experiments.problem import input_stats
+from resolvent.keys import named_key
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
@@ -47,13 +52,24 @@ def onestep_of(run_dir: str, methods: list[str]):
     raise SystemExit(f"{run_dir} has no model with a one-step model (train favor, fb or pi-attention)")
 
 
-def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None) -> list[dict]:
+def refit_onestep(cfg: EvaluateConfig, src, steps: int) -> onestep_model.OneStepModel:
+    """The run's one-step model fitted again on its data with ``steps`` Adam steps (its seed and
+    the rest of its config): what the model's budget changes, without retraining the operators."""
+    data = src.data
+    x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
+    return onestep_model.fit(dataclasses.replace(cfg.onestep, steps=steps), named_key(cfg.seed, "onestep"),
+                             {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
+
+
+def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,
+          onestep_steps: int | None = None) -> list[dict]:
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     if points:   # other evaluation points than the run's own (a run made before they existed)
         cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
     src = family_source(cfg) if cfg.data is None else dataset_source(cfg)
     methods = methods or [m for m in cfg.methods if m != "fqe"]
-    onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
+    onestep = (refit_onestep(cfg, src, onestep_steps) if onestep_steps
+               else onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"]))
     rows = []
     for method in methods:
         model = resolvent.load(run_dir, method)
@@ -69,11 +85,13 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
                                      for _, r in rewards])                           # (R, n)
                     r2 = 1 - ((pred - truth) ** 2).mean(1) / np.maximum(truth.var(1), 1e-8)
                     worst = int(np.argmin(r2))
+                    mse = ((pred - truth) ** 2).mean(1)
                     rows.append({"method": method, "horizon": k, "set": s, "points": kind,
                                  "r2": round(float(r2.mean()), 4), "worst_r2": round(float(r2[worst]), 4),
                                  "worst": rewards[worst][0],
                                  "rel_rmse": round(float(rel_rmse(pred[None], truth).mean()), 4),
-                                 "spearman": round(float(spearman(pred[None], truth[None]).mean()), 4)})
+                                 "spearman": round(float(spearman(pred[None], truth[None]).mean()), 4),
+                                 "mse": {name: round(float(v), 6) for (name, _), v in zip(rewards, mse)}})
                     print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -95,8 +113,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", nargs="?", default=None, help="a finished evaluate run")
     ap.add_argument("--methods", default=None, help="comma-separated [default: the run's operators]")
-    ap.add_argument("--horizons", default="0,10,30,60", help="comma-separated k")
+    ap.add_argument("--horizons", default="0,10,30,60,150,400", help="comma-separated k")
     ap.add_argument("--points", default=None, help="point kinds, comma-separated [default: the run's]")
+    ap.add_argument("--onestep-steps", type=int, default=None,
+                    help="refit the run's one-step model with this many Adam steps [default: the saved model]")
     ap.add_argument("--out", default=None, help="also write the JSON lines here")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
@@ -107,11 +127,11 @@ def main() -> None:
             cfg = EvaluateConfig(family="pendulum-angle", methods=("favor",), seeds=1, steps=20,
                                  log_every=10, checkpoint_every=20, trust="off", **TINY)
             run_evaluate(cfg, run_dir, plot=False)
-            rows = bench(run_dir, methods, [0, 2])
+            rows = bench(run_dir, methods, [0, 2], onestep_steps=args.onestep_steps)
     else:
         if args.run is None:
             ap.error("give a run directory, or --tiny")
-        rows = bench(args.run, methods, horizons, args.points)
+        rows = bench(args.run, methods, horizons, args.points, args.onestep_steps)
     if args.out:
         with open(args.out, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)

@@ -22,7 +22,8 @@ RUNS = {
     "zero_shot.py": (["--tiny", "--methods", "favor,sf"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
-    "expansion.py": (["--tiny"], {"method", "horizon", "set", "points", "r2", "rel_rmse"}),
+    "expansion.py": (["--tiny", "--onestep-steps", "30"],
+                     {"method", "horizon", "set", "points", "r2", "rel_rmse", "mse"}),
 }
 
 

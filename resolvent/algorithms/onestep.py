@@ -21,6 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
+from tqdm.auto import tqdm
 
 from resolvent.operators.networks import MLP
 
@@ -30,7 +31,8 @@ class OneStepConfig:
     """How the one-step model is fitted."""
 
     hidden: tuple[int, ...] = (256, 256)   # hidden layers of D
-    steps: int = 3000                      # Adam steps
+    steps: int = 50_000                    # Adam steps (a rollout under pi compounds its error: 3000
+    #                                        left Reacher's closed loop diverging within 50 steps)
     lr: float = 1e-3                       # Adam learning rate (cosine-decayed to 0)
     batch_size: int = 512                  # transitions per step
 
@@ -42,7 +44,7 @@ class OneStepModel(NamedTuple):
     x_mean: np.ndarray          # (dx,) input normalisation of (s, a)
     x_std: np.ndarray           # (dx,)
     y_mean: np.ndarray          # (dy,) target normalisation
-    y_std: np.ndarray           # (dy,)
+    y_std: np.ndarray           # (dy,) (0 for a quantity constant in the data)
     keys: tuple[str, ...]       # scalar quantities predicted, after the ds next_obs deltas
     hidden: tuple[int, ...]
     low: np.ndarray | None = None    # (ds,) the data's state range (obs and next_obs): a rollout's
@@ -63,9 +65,9 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
     """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets."""
     y, keys = targets(features)                                              # (n, dy)
     y_mean, y_std = y.mean(0), y.std(0)
-    y_std = np.where(y_std < 1e-6, 1.0, y_std)
+    y_std = np.where(y_std < 1e-6, 0.0, y_std)   # 0: a quantity constant in the data is predicted as its mean
     x = (np.concatenate([features["obs"], features["action"]], -1) - x_mean) / x_std   # (n, dx)
-    xj, yj = jnp.asarray(x, jnp.float32), jnp.asarray((y - y_mean) / y_std, jnp.float32)
+    xj, yj = jnp.asarray(x, jnp.float32), jnp.asarray((y - y_mean) / np.where(y_std > 0, y_std, 1.0), jnp.float32)
     net = MLP(tuple(config.hidden), y.shape[1])
     k_init, k_steps = jax.random.split(key)
     params = net.init(k_init, xj[:1])
@@ -79,8 +81,14 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
         updates, opt_state = opt.update(grads, opt_state, params)
         return (optax.apply_updates(params, updates), opt_state), value
 
-    run = jax.jit(lambda p, ks: jax.lax.scan(step, (p, opt.init(p)), ks))
-    (params, _), _ = run(params, jax.random.split(k_steps, config.steps))
+    run = jax.jit(lambda carry, ks: jax.lax.scan(step, carry, ks))
+    carry, step_keys = (params, opt.init(params)), jax.random.split(k_steps, config.steps)
+    chunk = max(1, config.steps // 50)   # the same steps, scanned in chunks for the progress bar
+    with tqdm(total=config.steps, desc="one-step model", unit="step", leave=False, disable=config.steps < 5000) as bar:
+        for i in range(0, config.steps, chunk):
+            carry, _ = run(carry, step_keys[i:i + chunk])
+            bar.update(len(step_keys[i:i + chunk]))
+    params = carry[0]
     params = jax.tree_util.tree_map(np.asarray, params)
     states = np.concatenate([features["obs"], features["next_obs"]], 0)
     return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),

@@ -103,7 +103,7 @@ class EvaluateConfig:
     kernel_heads: int = 4              # favor, pi-attention: kernels in the occupancy's mixture H
     fb_ortho: float = 1.0              # fb: weight of B's orthonormality loss
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
-    horizons: tuple[int, ...] = (10, 30, 60)  # model-based expansions G_k scored after training (a
+    horizons: tuple[int, ...] = (10, 30, 60, 150, 400)  # model-based expansions G_k scored after training (a
     #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
 
     def __post_init__(self):

@@ -85,14 +85,20 @@ class Problem:
         return {k: v[idx] for k, v in self.features.items()}
 
 
+def input_stats(x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The networks' input normalisation of the data's (s, a) rows (n, dx): mean and std (dx,),
+    a (nearly) constant input (Ant's contact forces) left unscaled."""
+    x_std = x_raw.std(0)
+    return x_raw.mean(0), np.where(x_std < 1e-3, 1.0, x_std)
+
+
 def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     """Dataset, target policy, ground truth, rewards and reference points of an experiment."""
     src = source if source is not None else family_source(cfg) if cfg.data is None else dataset_source(cfg)
     data, actor, gt = src.data, src.policy, src.points
     features = {k: data[k] for k in src.spec.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)
-    x_mean, x_std = x_raw.mean(0), x_raw.std(0)
-    x_std = np.where(x_std < 1e-3, 1.0, x_std)   # (nearly) constant inputs, e.g. Ant's contact forces
+    x_mean, x_std = input_stats(x_raw)
     next_actions = np.concatenate([actor(c) for c in np.array_split(data["next_obs"], max(1, len(x_raw) // 50_000))])
     xn_raw = np.concatenate([data["next_obs"], next_actions], -1)
     n = len(x_raw)

@@ -1,0 +1,59 @@
+"""The one-step model of the data: it learns a known system, keeps constants exact, rolls out under
+a policy as the system does, saves and loads exactly, and the same key gives the same model."""
+import jax
+import numpy as np
+
+from resolvent.algorithms import onestep
+
+A = np.array([[0.95, 0.1], [-0.1, 0.95]], np.float32)    # a damped rotation
+B = np.array([[0.0], [0.1]], np.float32)
+
+
+def linear_data(n=4000, seed=0):
+    """s' = A s + B a, a scalar ``height`` = s_0 + 0.5 a, and a constant ``flag``."""
+    rng = np.random.default_rng(seed)
+    obs = rng.uniform(-1, 1, (n, 2)).astype(np.float32)
+    action = rng.uniform(-1, 1, (n, 1)).astype(np.float32)
+    return {"obs": obs, "action": action, "next_obs": obs @ A.T + action @ B.T,
+            "height": obs[:, 0] + 0.5 * action[:, 0], "flag": np.full(n, 3.0, np.float32)}
+
+
+def fitted(steps=2000, seed=0):
+    data = linear_data()
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    config = onestep.OneStepConfig(hidden=(64, 64), steps=steps)
+    return onestep.fit(config, jax.random.PRNGKey(seed), data, x.mean(0), x.std(0)), data
+
+
+def test_learns_a_linear_system_and_keeps_constants():
+    model, _ = fitted()
+    test = linear_data(500, seed=1)
+    pred = onestep.predict(model, test["obs"], test["action"])
+    assert np.sqrt(np.mean((np.asarray(pred["next_obs"]) - test["next_obs"]) ** 2)) < 0.02
+    assert np.sqrt(np.mean((np.asarray(pred["height"]) - test["height"]) ** 2)) < 0.03
+    np.testing.assert_allclose(np.asarray(pred["flag"]), 3.0, atol=1e-5)   # a constant stays its constant
+
+
+def test_a_rollout_under_a_policy_follows_the_system():
+    """Closed loop a = -0.5 s_1 for 20 steps: the model's states stay near the system's."""
+    model, _ = fitted()
+    s_true = s_model = np.array([[0.8, -0.5], [-0.3, 0.6]], np.float32)
+    for _ in range(20):
+        s_true = s_true @ A.T + (-0.5 * s_true[:, 1:]) @ B.T
+        s_model = np.asarray(onestep.predict(model, s_model, -0.5 * s_model[:, 1:])["next_obs"])
+    assert np.abs(s_model - s_true).max() < 0.05
+
+
+def test_same_key_same_model_and_exact_save_load():
+    a, data = fitted(steps=30)
+    b, _ = fitted(steps=30)
+    c, _ = fitted(steps=30, seed=1)
+    flat = lambda m: np.concatenate([np.ravel(v) for v in jax.tree_util.tree_leaves(m.params)])   # noqa: E731
+    np.testing.assert_array_equal(flat(a), flat(b))
+    assert not np.array_equal(flat(a), flat(c))
+    back = onestep.from_arrays(onestep.to_arrays(a))
+    assert back.keys == a.keys == ("height", "flag")
+    for k in ("next_obs", "height", "flag"):
+        np.testing.assert_array_equal(np.asarray(onestep.predict(back, data["obs"], data["action"])[k]),
+                                      np.asarray(onestep.predict(a, data["obs"], data["action"])[k]))
+    np.testing.assert_array_equal(back.low, a.low)
