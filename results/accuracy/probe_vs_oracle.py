@@ -2,7 +2,10 @@
 table: a finished evaluate run (its ``predictions.npz``) against a run of ``--methods fqe
 --oracle-rewards probe`` with the same family, dataset and seed (so the same points and truth).
 
-    python results/accuracy/probe_vs_oracle.py RUN ORACLE_RUN
+    python results/accuracy/probe_vs_oracle.py RUN ORACLE_RUN [EXPANSION.jsonl]
+
+EXPANSION.jsonl (``benchmarks/expansion.py RUN --out FILE``, e.g. with a refitted one-step
+model) adds a row per operator and horizon k from its per-reward MSE.
 """
 import json
 import sys
@@ -10,7 +13,7 @@ import sys
 import numpy as np
 
 
-def table(run: str, oracle: str) -> str:
+def table(run: str, oracle: str, expansion: str | None = None) -> str:
     z, o = np.load(f"{run}/predictions.npz"), np.load(f"{oracle}/predictions.npz")
     probes = json.loads(open(f"{run}/results.json").read())["probes"]
     methods = sorted({k.split("|")[0] for k in z.files if "|probe|" in k and not k.startswith("fqe|")})
@@ -24,12 +27,17 @@ def table(run: str, oracle: str) -> str:
             raise SystemExit(f"the two runs' {kind} points or probes differ: same family, dataset and seed?")
         fqe = np.mean((o[f"fqe|probe|{kind}|pred"] - truth) ** 2, 1)         # (P,)
         lines.append(f"| FQE oracle (its MSE) | {kind} | " + " | ".join(f"{v:.3g}" for v in fqe) + " | | |")
-        for m in methods:
-            ratio = np.mean((z[f"{m}|probe|{kind}|pred"] - truth) ** 2, 1) / fqe
+        rows = [(m, np.mean((z[f"{m}|probe|{kind}|pred"] - truth) ** 2, 1)) for m in methods]
+        if expansion:
+            rows = [(f"{r['method']}+k{r['horizon']}" if r["horizon"] else r["method"],
+                     np.array([r["mse"][p] for p in probes]))
+                    for r in map(json.loads, open(expansion)) if r["set"] == "probe" and r["points"] == kind]
+        for m, mse in rows:
+            ratio = mse / fqe
             lines.append(f"| {m} | {kind} | " + " | ".join(f"{v:.2f}" for v in ratio)
                          + f" | {ratio.max():.2f} | {int((ratio <= 1.5).sum())}/{len(ratio)} |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    print(table(*sys.argv[1:3]))
+    print(table(*sys.argv[1:4]))
