@@ -83,9 +83,9 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
                 for k in horizons:
                     pred = np.stack([model.q_values(r, gt.obs0, gt.action0, seed=None, horizon=k).mean(0)
                                      for _, r in rewards])                           # (R, n)
-                    r2 = 1 - ((pred - truth) ** 2).mean(1) / np.maximum(truth.var(1), 1e-8)
+                    mse = ((pred - truth) ** 2).mean(1)                                 # (R,)
+                    r2 = 1 - mse / np.maximum(truth.var(1), 1e-8)
                     worst = int(np.argmin(r2))
-                    mse = ((pred - truth) ** 2).mean(1)
                     rows.append({"method": method, "horizon": k, "set": s, "points": kind,
                                  "r2": round(float(r2.mean()), 4), "worst_r2": round(float(r2[worst]), 4),
                                  "worst": rewards[worst][0],

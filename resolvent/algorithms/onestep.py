@@ -88,8 +88,7 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
         for i in range(0, config.steps, chunk):
             carry, _ = run(carry, step_keys[i:i + chunk])
             bar.update(len(step_keys[i:i + chunk]))
-    params = carry[0]
-    params = jax.tree_util.tree_map(np.asarray, params)
+    params = jax.tree_util.tree_map(np.asarray, carry[0])
     states = np.concatenate([features["obs"], features["next_obs"]], 0)
     return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
                         y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
