@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 import resolvent
 from resolvent.algorithms.onestep import OneStepConfig
-from resolvent.experiments.evaluate import AUTO_CANDIDATES
+from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset, record_dataset
 from resolvent.experiments.rundir import RunDir
@@ -126,8 +126,10 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in TINY["horizons"]}
     assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions
     mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
-    chosen = res["auto"]["chosen"]
-    assert chosen == min(mean, key=mean.get) and chosen in res["auto"]["why"]
+    chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
+    tied = [m for m, v in mean.items() if v <= (1 + tie) * min(mean.values())]   # then the longest expansion
+    assert chosen == max(tied, key=lambda m: (int(m.partition("+k")[2] or 0), -mean[m]))
+    assert chosen in res["auto"]["why"]
     base, _, k = chosen.partition("+k")
     assert (model.method, model.horizon) == (base, int(k or 0))
     again = resolvent.load(tmp_path / "a")                                        # no method: the pick
