@@ -82,6 +82,10 @@ class OptimizeConfig(TDConfig):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
 
+    def inert_fields(self) -> tuple[str, ...]:
+        """Fields none of this run's methods reads (``EvaluateConfig.inert_fields``): none here."""
+        return ()
+
     @classmethod
     def from_dict(cls, d: dict) -> "OptimizeConfig":
         if d.get("task", "optimize") != "optimize":

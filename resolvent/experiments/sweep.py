@@ -219,7 +219,8 @@ def load_spec(path: str | Path, out: str | Path | None = None) -> Sweep:
 
 def run_state(run: SweepRun) -> str:
     """``done`` (every method trained to its steps), ``resume`` (a run with checkpoints to
-    continue) or ``new``; a folder holding a run of another configuration is refused."""
+    continue) or ``new``; a folder holding a run of another configuration is refused (one that
+    differs only in fields its methods never read is the same run)."""
     folder = RunDir(run.path)
     if not folder.config_path.is_file():
         return "new"
@@ -228,8 +229,9 @@ def run_state(run: SweepRun) -> str:
         have = json.loads(json.dumps(type(run.config).from_dict(folder.read_config()).to_dict()))
     except (TypeError, ValueError, AttributeError) as e:
         raise ValueError(f"{folder.config_path} is not a run configuration: {type(e).__name__}: {e}") from None
-    if have != want:
-        differ = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k))
+    inert = run.config.inert_fields()   # fields the run's methods never read
+    differ = sorted(k for k in set(have) | set(want) if have.get(k) != want.get(k) and k not in inert)
+    if differ:
         raise ValueError(f"{run.path} holds a run of another configuration (differs in {differ}); "
                          f"move it away or give the sweep another --out")
     return "done" if finished(have, folder.previous_methods()) else "resume"

@@ -2,6 +2,7 @@
 numbers as an uninterrupted run; finished runs are skipped; the run lock holds; TensorBoard
 events match metrics.jsonl; the spec is checked; `resolvent report` on the finished sweep."""
 import csv
+import dataclasses
 import json
 import os
 import signal
@@ -197,6 +198,14 @@ def test_a_folder_of_another_configuration_is_refused(tmp_path):
     older = {k: v for k, v in run.config.to_dict().items() if k != "oracle_rewards"}   # before the field
     RunDir(run.path).write_json("config.json", older)
     assert run_state(run) == "resume"   # a field added since takes its default: the same run
+    # the one-step model's fields are read only by methods of the policy encoding (favor, fb)
+    model = {**run.config.to_dict(), "onestep": {**run.config.to_dict()["onestep"], "steps": 7}, "horizons": [3]}
+    RunDir(run.path).write_json("config.json", model)
+    assert run.config.methods == ("linear",) and run_state(run) == "resume"
+    favor = dataclasses.replace(run, config=dataclasses.replace(run.config, methods=("favor",)))
+    RunDir(run.path).write_json("config.json", {**model, "methods": ["favor"]})
+    with pytest.raises(ValueError, match=r"differs in \['horizons', 'onestep'\]"):
+        run_state(favor)
     res = CliRunner().invoke(main, ["sweep", "/nonexistent.toml"])
     assert res.exit_code == 2
 
