@@ -31,8 +31,8 @@ from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.evaluation.metrics import rel_rmse, spearman
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import dataset_source, family_source
+from resolvent.experiments.policy_refs import fit_data_model
 from resolvent.experiments.problem import input_stats
-from resolvent.keys import named_key
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
@@ -57,8 +57,8 @@ def refit_onestep(cfg: EvaluateConfig, src, steps: int) -> onestep_model.OneStep
     the rest of its config): what the model's budget changes, without retraining the operators."""
     data = src.data
     x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
-    return onestep_model.fit(dataclasses.replace(cfg.onestep, steps=steps), named_key(cfg.seed, "onestep"),
-                             {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
+    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps), cfg.seed,
+                          {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
 
 
 def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,

@@ -52,12 +52,19 @@ def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_0
     return {k: np.concatenate([np.asarray(p[k]) for p in parts]) for k in parts[0]}
 
 
+def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray,
+                   x_std: np.ndarray) -> onestep.OneStepModel:
+    """The experiment's one-step model of the data, its key derived from the seed (a refit with
+    the same config and seed gives the run's own model)."""
+    return onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+
+
 def policy_refs(features: dict, next_actions: np.ndarray, done: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray,
                 rewards: dict, extras: tuple[str, ...], config: onestep.OneStepConfig, ref_pool: int,
                 seed: int) -> PolicyRefs:
     """Fit the one-step model, score every reward set at x'_pi; ``rewards``: set -> [(name, callable)],
     ``done`` (n,) the data's terminations."""
-    model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+    model = fit_data_model(config, seed, features, x_mean, x_std)
     pi = predict_features(model, np.asarray(features["next_obs"], np.float32), np.asarray(next_actions, np.float32))
     n = len(next_actions)
     pool = np.sort(np.random.default_rng(seed + 2).choice(n, min(n, ref_pool), replace=False))

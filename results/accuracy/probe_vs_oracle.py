@@ -27,11 +27,12 @@ def table(run: str, oracle: str, expansion: str | None = None) -> str:
             raise SystemExit(f"the two runs' {kind} points or probes differ: same family, dataset and seed?")
         fqe = np.mean((o[f"fqe|probe|{kind}|pred"] - truth) ** 2, 1)         # (P,)
         lines.append(f"| FQE oracle (its MSE) | {kind} | " + " | ".join(f"{v:.3g}" for v in fqe) + " | | |")
-        rows = [(m, np.mean((z[f"{m}|probe|{kind}|pred"] - truth) ** 2, 1)) for m in methods]
-        if expansion:
+        if expansion:   # its rows (k = 0 the operator itself) stand in for the run's predictions
             rows = [(f"{r['method']}+k{r['horizon']}" if r["horizon"] else r["method"],
                      np.array([r["mse"][p] for p in probes]))
                     for r in map(json.loads, open(expansion)) if r["set"] == "probe" and r["points"] == kind]
+        else:
+            rows = [(m, np.mean((z[f"{m}|probe|{kind}|pred"] - truth) ** 2, 1)) for m in methods]
         for m, mse in rows:
             ratio = mse / fqe
             lines.append(f"| {m} | {kind} | " + " | ".join(f"{v:.2f}" for v in ratio)
