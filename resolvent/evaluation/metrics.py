@@ -17,6 +17,14 @@ v' = (v - min v) / (max v - min v), predictions the same way and clipped above a
     regret@1 = (max_k v_k - v_{argmax_k p_k}) / (max v - min v)
 
 (DOPE's ``(max v' - v'_{argmax p})/max v'`` with max v' = 1.)
+
+With no truth at all, the data's own transitions (s_i, a_i, r_i, s'_i, d_i) still check an
+answer: its Bellman residual relative to the reward's size,
+
+    Bellman residual = sqrt(mean_i (p(s_i, a_i) - r_i - gamma (1 - d_i) p(s'_i, pi(s'_i)))^2) / sqrt(mean_i r_i^2),
+
+0 for the true Q of a deterministic environment (a stochastic one adds the variance of
+r + gamma V(s'), the same for every answer).
 """
 from __future__ import annotations
 
@@ -41,6 +49,15 @@ def rel_rmse(pred, truth) -> np.ndarray:
     """RMSE / RMS of the truth over the last axis: 0.01 is 1% off the truth's size."""
     truth = np.asarray(truth, np.float64)
     return np.sqrt(mse(pred, truth)) / np.maximum(np.sqrt(np.mean(truth ** 2, axis=-1)), EPS)
+
+
+def bellman_residual(q, reward, q_next, done, gamma: float) -> np.ndarray:
+    """The Bellman residual over the last axis of answers ``q`` at transitions (s, a) and
+    ``q_next`` at (s', pi(s')), ``reward`` and ``done`` the transitions' (n,): RMS of
+    q - r - gamma (1 - d) q' over the RMS of r (module docstring)."""
+    q, q_next, reward = (np.asarray(v, np.float64) for v in (q, q_next, reward))
+    td = q - reward - gamma * (1.0 - np.asarray(done, np.float64)) * q_next
+    return np.sqrt(np.mean(td ** 2, axis=-1)) / np.maximum(np.sqrt(np.mean(reward ** 2, axis=-1)), EPS)
 
 
 def ranks(x) -> np.ndarray:

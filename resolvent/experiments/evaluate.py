@@ -128,8 +128,9 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
 
 def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
     """The trust report's truth: per-reward FQE (one seed) on the held-out rewards, its answer at
-    the trust points stored as their ``trust`` truth. Returns the oracle's own accuracy where
-    Monte-Carlo truth exists (``data_heldout_r2``, ...; {} without truth)."""
+    the trust points stored as their ``trust`` truth. Returns the oracle's own Bellman residual on
+    the trust transitions (``trust_bellman``) and, where Monte-Carlo truth exists, its accuracy
+    (``data_heldout_r2``, ...)."""
     oracle = fqe_oracle(cfg, p, p.xi, answers="heldout")
     params = train_oracle(run, oracle, cfg.seed, cfg.steps, cfg.log_every, cfg.checkpoint_every)
     q = oracle.predict(params)["heldout"]                                  # (1, H, n_all)

@@ -81,12 +81,13 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     rows = run.read_metrics()
     sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
     if not sets:   # no ground truth: the Bellman residual along training, and the trust report's agreement
-        trust = any(r.get("trust_rel_rmse") is not None for r in rows)
+        trust = 2 * any(r.get("trust_rel_rmse") is not None for r in rows)
         fig, axes = plt.subplots(1, 1 + trust, figsize=(5.5 * (1 + trust), 4.0), squeeze=False)
         draw(axes[0, 0], [r for r in rows if r.get("loss") is not None], "loss",
              f"{cfg.get('data')}: no ground truth, Bellman residual")
         if trust:
             draw(axes[0, 1], rows, "trust_rel_rmse", "held-out rewards: relative RMSE against per-reward FQE")
+            draw(axes[0, 2], rows, "trust_bellman", "held-out rewards: Bellman residual on the data (rel.)")
         axes[0, 0].legend(fontsize=8)
         fig.tight_layout()
         return save_figure(fig, run.path / name)

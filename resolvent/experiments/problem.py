@@ -38,6 +38,16 @@ class RewardSet:
 
 
 @dataclass
+class TrustTransitions:
+    """The trust report's dataset transitions, where every answer's Bellman residual on the
+    held-out rewards is measured (its points: ``trust`` (s, a) and ``trust_next`` (s', pi(s')))."""
+
+    rewards: np.ndarray      # (H, n_trust) the held-out rewards' values on the transitions
+    done: np.ndarray         # (n_trust,) terminated flags
+    gamma: float             # the discount the methods learn with
+
+
+@dataclass
 class Problem:
     """Everything the methods share: data on device, rewards, ground truth, reference points."""
 
@@ -51,13 +61,14 @@ class Problem:
     xi: jax.Array                # (m, dx) normalised reference points
     fit_idx: np.ndarray          # (n_fit,)
     features: dict               # raw transition quantities (numpy)
-    points: dict                 # point kind -> (n_k, dx) normalised evaluation points ("trust":
-    #                              dataset transitions of the trust report)
+    points: dict                 # point kind -> (n_k, dx) normalised evaluation points ("trust",
+    #                              "trust_next": the trust report's transitions, (s, a) and (s', pi(s')))
     sets: dict                   # "train"/"test"/"probe"/"heldout" -> RewardSet
     prior_stats: PriorStats      # normalisation of the generic rewards' inputs
     z_raw: np.ndarray            # (n, dz) raw reward inputs of the dataset
     absorbing: bool = False      # attention's absorbing-state slot
     pi: PolicyRefs | None = None  # rewards scored under the target policy (policy encoding)
+    trust: TrustTransitions | None = None  # the trust report's transitions (None without it)
 
     @property
     def r_train(self) -> jax.Array:
@@ -118,8 +129,12 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         raise ValueError(f"{src.name}'s rewards read quantities the target policy's reference "
                          f"points do not have; use ref_actions='data'")
     points = {k: norm(np.concatenate([g.obs0, g.action0], -1)) for k, g in gt.items()}
+    trust = None
     if cfg.trust_report:
-        points["trust"] = norm(x_raw[trust_indices(n, cfg.trust_points, cfg.seed)])
+        idx = trust_indices(n, cfg.trust_points, cfg.seed)
+        points["trust"], points["trust_next"] = norm(x_raw[idx]), norm(xn_raw[idx])
+        trust = TrustTransitions(np.asarray(sets["heldout"].values)[:, idx],
+                                 np.asarray(data["terminated"][idx], np.float32), cfg.gamma)
     pi = None
     if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
         pi = policy_refs(features, next_actions, data["terminated"], x_mean, x_std, src.rewards, src.spec.extras,
@@ -132,7 +147,7 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         fit_idx=fit_idx, features=features,
         points=points, sets=sets, prior_stats=prior_stats, z_raw=z_raw,
         absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
-                                            and bool(np.any(data["terminated"]))), pi=pi)
+                                            and bool(np.any(data["terminated"]))), pi=pi, trust=trust)
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:

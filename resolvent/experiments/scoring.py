@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from resolvent.evaluation.metrics import score_points
+from resolvent.evaluation.metrics import bellman_residual, score_points
 from resolvent.experiments.problem import Problem
 from resolvent.experiments.rundir import RunDir
 from resolvent.io import atomic_savez
@@ -17,11 +17,17 @@ def score(pred: dict, p: Problem) -> dict:
     """Every metric (``resolvent.evaluation.metrics``) per seed of each reward set at each point
     kind where it has truth: {"test_mse": (S,), "test_r2": (S,), "test_rel_rmse": (S,), ...} at
     the reset points, ``traj_test_r2``, ``data_test_r2``, ... at the others, ``trust_r2``, ...
-    of the held-out rewards against per-reward FQE; per probe reward ``probe_r2_each`` (P, S),
-    per held-out reward ``trust_r2_each``, ``trust_rel_rmse_each`` (H, S)."""
+    of the held-out rewards against per-reward FQE and ``trust_bellman``, their Bellman residual on
+    the trust report's transitions (no truth needed); per probe reward ``probe_r2_each`` (P, S),
+    per held-out reward ``trust_r2_each``, ``trust_rel_rmse_each``, ``trust_bellman_each`` (H, S)."""
     out = {}
     for s, q in pred.items():                                              # q (S, R, n_all)
-        for kind, qk in p.split(q).items():                                # qk (S, R, n_k)
+        split = p.split(q)
+        if s == "heldout" and p.trust is not None:
+            t = p.trust
+            each = bellman_residual(split["trust"], t.rewards, split["trust_next"], t.done, t.gamma)   # (S, H)
+            out.update(trust_bellman=each.mean(1), trust_bellman_each=each.T)
+        for kind, qk in split.items():                                     # qk (S, R, n_k)
             truth = p.sets[s].truth.get(kind)
             if truth is None:
                 continue
@@ -39,7 +45,8 @@ def score(pred: dict, p: Problem) -> dict:
 def entry_of(scores: dict, p: Problem) -> dict:
     """``score``'s metrics as a method's results.json entry (lists over seeds; per reward by name)."""
     entry = {k: [float(v) for v in scores[k]] for k in scores if not k.endswith("_each")}
-    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout")):
+    for key, s in (("probe_r2_each", "probe"), ("trust_r2_each", "heldout"), ("trust_rel_rmse_each", "heldout"),
+                   ("trust_bellman_each", "heldout")):
         if key in scores:
             entry[key] = {n: [float(v) for v in row] for n, row in zip(p.sets[s].names, scores[key])}
     return entry

@@ -62,13 +62,18 @@ def trust_lines(results: dict) -> list[str]:
     held = results.get("heldout_rewards", [])
     n = results.get("eval_points", {}).get("trust", "")
     lines = ["", f"trust report: agreement with per-reward FQE (trained on each reward alone) on {len(held)} "
-                 f"held-out rewards at {n} dataset transitions, mean over seeds (no ground truth needed)"]
+                 f"held-out rewards at {n} dataset transitions, and each answer's Bellman residual on those "
+                 f"transitions (RMS of Q - r - gamma Q' over RMS of r), mean over seeds (no ground truth needed)"]
     truth = [(k, p) for k, p in KINDS if any(f"{p}heldout_r2" in r for r in methods.values())]
-    lines.append(f"{'method':<14} {'R^2':>8} {'rel RMSE':>9}"
+    lines.append(f"{'method':<14} {'R^2':>8} {'rel RMSE':>9} {'Bellman':>8}"
                  + "".join(f" {'true R^2 ' + SHORT[k]:>14}" for k, _ in truth))
     for m, r in methods.items():
         lines.append(f"{m:<14}" + cell(mean(r, "trust_r2"), 8) + cell(mean(r, "trust_rel_rmse"), 9)
+                     + cell(mean(r, "trust_bellman"), 8)
                      + "".join(cell(mean(r, f"{p}heldout_r2"), 14) for _, p in truth))
+    own = results.get("trust_oracle", {}).get("trust_bellman")
+    if own is not None:
+        lines.append(f"{'(FQE itself)':<14}" + cell(None, 8) + cell(None, 9) + cell(own, 8))
     if held:
         lines.append("held-out rewards: " + ", ".join(held))
     if "auto" in results:

@@ -8,12 +8,15 @@ such reward is trained on it alone (vmapped; the ``fqe`` method's code, same dat
 hyper-parameters, one seed), and every method's answer for those rewards is compared with it at
 ``trust_points`` dataset transitions: R^2 and relative RMSE (``trust_r2``, ``trust_rel_rmse``).
 Where truth exists the same held-out rewards are also scored against it (``heldout_r2``, ...),
-which is how the report itself is checked (results/README.md).
+which is how the report itself is checked (results/README.md). Needing no oracle at all, each
+answer's Bellman residual on the held-out rewards at the same transitions (s, a, r, s') checks it
+against the data itself (``trust_bellman``, ``evaluation/metrics.py``); the oracle's own is in
+results.json's ``trust_oracle``.
 
-``method="auto"`` trains the candidates and keeps the one of best agreement: the lowest median
-over held-out rewards of the relative RMSE against the oracle (a median, so that one reward
-whose FQE answer is near 0 cannot decide alone). Relative RMSE, not R^2: on Pendulum it orders
-the methods as the truth does where R^2 against the oracle does not (results/README.md).
+``method="auto"`` trains the candidates and keeps one that is best, or within a band of the best,
+on agreement (relative RMSE against the oracle, not R^2: on Pendulum it orders the methods as
+the truth does where R^2 against the oracle does not) or on the Bellman residual
+(``choose_method``).
 """
 from __future__ import annotations
 
@@ -60,37 +63,55 @@ def train_oracle(run: RunDir, method, seed: int, steps: int, every: int, checkpo
     return state.params
 
 
-def mean_rel_rmse(entry: dict) -> float | None:
-    """A method's mean over held-out rewards of its relative RMSE against the oracle (mean over
-    seeds), from its results.json entry (None without the trust report). ``auto``'s criterion:
-    chosen over the median, which picked 2-4x worse than the mean on Pendulum-Angle seed 1, a
-    seed the rule was not designed on (results/README.md, "auto's rule")."""
-    each = entry.get("trust_rel_rmse_each")
+def mean_over_heldout(entry: dict, key: str) -> float | None:
+    """A method's mean over held-out rewards of ``key`` (``trust_rel_rmse_each``,
+    ``trust_bellman_each``; mean over seeds first) from its results.json entry, None where the
+    entry lacks it. A mean, not a median: the median picked 2-4x worse than the mean on
+    Pendulum-Angle seed 1, a seed the rule was not designed on (results/README.md, "auto's rule")."""
+    each = entry.get(key)
     return float(np.mean([np.mean(v) for v in each.values()])) if each else None
 
 
 def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) -> dict:
-    """``{"chosen", "why", "mean_trust_rel_rmse"}`` from results.json's ``methods`` entries: the
-    candidate with the lowest mean relative RMSE against the oracle on held-out rewards; those
-    within ``tie`` (a fraction) of that lowest count as tied, and of them the longest model-based
-    expansion is kept (then the lowest score).
+    """``{"chosen", "why", "mean_trust_rel_rmse", "mean_trust_bellman"}`` from results.json's
+    ``methods`` entries. Two signals, each blind where the other sees:
 
-    The tie: where several candidates agree with the oracle about as well as the oracle agrees
-    with the truth, the report cannot order them (on Pendulum-Angle the expansions are closer to
-    the truth than the oracle itself), and the expansion, whose first steps come from the model
-    and not from Bellman backups, is the better bet; where the model is poor (Ant-Dir, a noisy
-    HalfCheetah) its expansions score outside the tie (results/README.md, "auto's rule")."""
-    scores = {m: mean_rel_rmse(methods[m]) for m in candidates if m in methods}
+    - agreement: the mean relative RMSE against per-reward FQE on the held-out rewards. It cannot
+      rank candidates closer to the truth than FQE itself (Pendulum-Angle medium: the k = 400
+      expansions are 30x closer to the truth than FQE and score as FQE's own error);
+    - consistency: the mean Bellman residual on the trust report's transitions, no reference
+      needed. It is blind to errors smooth along the transitions and sees the one-step model's
+      error through the value's slope (Reacher: it prefers k = 150 to the better k = 400).
+
+    Kept: the candidates within ``tie`` (a fraction) of the best on either signal (with tie 0,
+    the best of each); of them the longest model-based expansion, then the best agreement. The
+    expansion, whose first steps come from the model and not from Bellman backups, is the better
+    bet where a signal cannot tell it apart; where the model is poor its expansions fall outside
+    both bands (results/README.md, "auto's rule"). A run made before the Bellman residual is
+    chosen by agreement alone."""
+    scores = {m: mean_over_heldout(methods[m], "trust_rel_rmse_each") for m in candidates if m in methods}
     scores = {m: v for m, v in scores.items() if v is not None}
     if not scores:
         raise ValueError(f"method auto needs the trust report of its candidates {list(candidates)}")
-    best = min(scores.values())
-    tied = [m for m, v in scores.items() if v <= (1.0 + tie) * best]
+    bellman = {m: mean_over_heldout(methods[m], "trust_bellman_each") for m in scores}
+    bellman = {m: v for m, v in bellman.items() if v is not None}
+    bands = {"agreement": scores, **({"consistency": bellman} if len(bellman) == len(scores) else {})}
+    kept = {name: [m for m, v in sc.items() if v <= (1.0 + tie) * min(sc.values())] for name, sc in bands.items()}
+    tied = sorted({m for ms in kept.values() for m in ms})
     chosen = max(tied, key=lambda m: (split_method(m)[1], -scores[m]))
-    ranked = ", ".join(f"{m} {v:.3f}" for m, v in sorted(scores.items(), key=lambda kv: kv[1]))
     n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
-    why = (f"closest to per-reward FQE on held-out rewards at dataset states: mean relative RMSE "
-           f"{ranked} ({n} seed{'s' if n > 1 else ''})")
+
+    def rank(sc: dict) -> str:
+        return ", ".join(f"{m} {v:.3f}" for m, v in sorted(sc.items(), key=lambda kv: kv[1]))
+
+    why = (f"agreement with per-reward FQE on held-out rewards at dataset states (mean relative RMSE: "
+           f"{rank(scores)})")
+    if "consistency" in bands:
+        why += f" and Bellman residual on the data's transitions ({rank(bellman)})"
+    why += f", {n} seed{'s' if n > 1 else ''}"
+    band = f"within {tie:.0%} of the best" if tie else "the best"
+    why += "; " + "; ".join(f"{band} on {name}: {', '.join(ms)}" for name, ms in kept.items())
     if len(tied) > 1:
-        why += f"; within {tie:.0%} of the best: {', '.join(tied)}, the longest expansion kept"
-    return {"chosen": chosen, "why": why, "mean_trust_rel_rmse": scores}
+        why += "; of these the longest expansion kept"
+    return {"chosen": chosen, "why": why, "mean_trust_rel_rmse": scores,
+            **({"mean_trust_bellman": bellman} if "consistency" in bands else {})}

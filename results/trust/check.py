@@ -52,7 +52,9 @@ def table(run: Path) -> str:
     tie = EvaluateConfig.auto_tie
     picks = [("the lowest mean rel. RMSE (no tie)", names[int(np.argmin(trust_rel))])]
     if all("trust_rel_rmse_each" in r for r in methods.values()):   # runs before it kept no per-reward scores
-        picks.insert(0, (f"auto's pick (mean rel. RMSE, the longest expansion within {tie:.0%})",
+        rule = "agreement or Bellman residual" if all("trust_bellman_each" in r for r in methods.values()) \
+            else "mean rel. RMSE"
+        picks.insert(0, (f"auto's pick ({rule}, the longest expansion within {tie:.0%})",
                          choose_method(methods, tuple(names), tie)["chosen"]))
     if not np.isnan(median).any():
         picks.append(("the median rule's pick", names[int(np.argmin(median))]))

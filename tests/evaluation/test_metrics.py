@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from resolvent.evaluation.metrics import dope, mse, r2, ranks, rel_rmse, score_points, spearman
+from resolvent.evaluation.metrics import bellman_residual, dope, mse, r2, ranks, rel_rmse, score_points, spearman
 
 
 def test_point_metrics_known_answers():
@@ -48,3 +48,21 @@ def test_score_points_shapes_and_seeds():
     assert out["r2_each"].shape == out["rel_rmse_each"].shape == (2, 2) and out["r2"][0] == pytest.approx(1.0)
     np.testing.assert_allclose(out["regret"], [0.0, 0.0])
     assert "regret" not in score_points(pred[:, :1], truth[:1])            # one reward: no trio
+
+
+def test_bellman_residual_is_zero_at_the_true_q_and_sees_an_offset_through_one_minus_gamma():
+    """A deterministic 3-state cycle 0 -> 1 -> 2 -> 0 (one action), reward [1, 0, 2], and a
+    terminal transition out of state 2: the true Q satisfies the Bellman equation exactly."""
+    gamma, r = 0.9, np.array([1.0, 0.0, 2.0])
+    p = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float)
+    q = np.linalg.solve(np.eye(3) - gamma * p, r)                          # (3,) Q of the cycle
+    nxt, done = np.array([1, 2, 0]), np.zeros(3)
+    assert bellman_residual(q, r, q[nxt], done, gamma) == pytest.approx(0.0, abs=1e-12)
+    # an offset c everywhere leaves (1 - gamma) c at every transition
+    c = 5.0
+    expect = (1 - gamma) * c / np.sqrt(np.mean(r ** 2))
+    assert bellman_residual(q + c, r, q[nxt] + c, done, gamma) == pytest.approx(expect)
+    # a terminal transition ignores the next answer: Q = r there
+    assert bellman_residual(r, r, np.full(3, 1e6), np.ones(3), gamma) == 0.0
+    # leading axes (seeds, rewards) are kept
+    assert bellman_residual(np.stack([q, q + c]), r, np.stack([q[nxt], q[nxt] + c]), done, gamma).shape == (2,)

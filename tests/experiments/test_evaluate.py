@@ -228,16 +228,27 @@ def test_half_policy_reference_points(tmp_path):
 
 
 def test_auto_keeps_the_longest_expansion_among_the_tied():
-    """auto's rule on known scores: the lowest mean relative RMSE against FQE; with a tie band,
-    the longest expansion within it (then the lowest score); candidates outside it never."""
+    """auto's rule on known scores: the candidates best (or within the tie band of the best) on
+    agreement with FQE or on the Bellman residual; of them the longest expansion (then the best
+    agreement); candidates outside both bands never."""
     scores = {"favor": [0.100, 0.100], "favor+k30": [0.110, 0.108], "favor+k60": [0.115, 0.117],
               "sf+k60": [0.300, 0.300], "fb": [0.105, 0.104]}
     methods = {m: {"trust_rel_rmse_each": {"heldout-0": v[:1], "heldout-1": v[1:]}} for m, v in scores.items()}
-    assert choose_method(methods, tuple(methods))["chosen"] == "favor"
+    assert choose_method(methods, tuple(methods))["chosen"] == "favor"     # a run without the residual
     pick = choose_method(methods, tuple(methods), tie=0.2)
     assert pick["chosen"] == "favor+k60" and "within 20% of the best" in pick["why"] and "sf+k60" not in \
         pick["why"].split("within")[1]
     assert choose_method(methods, ("favor", "fb"), tie=0.2)["chosen"] == "favor"   # no expansion: the lowest
     assert choose_method(methods, tuple(reversed(methods)), tie=0.2)["chosen"] == "favor+k60"
+    # the residual: a candidate far from FQE but the most consistent with the data is kept, and
+    # being the longest expansion, chosen; with a poor residual it is not
+    bellman = {"favor": 0.5, "favor+k30": 0.3, "favor+k60": 0.25, "sf+k60": 0.2, "fb": 0.6}
+    for m, v in bellman.items():
+        methods[m]["trust_bellman_each"] = {"heldout-0": [v], "heldout-1": [v]}
+    pick = choose_method(methods, tuple(methods))
+    assert pick["chosen"] == "sf+k60" and pick["mean_trust_bellman"]["sf+k60"] == pytest.approx(0.2)
+    assert "the best on agreement: favor" in pick["why"] and "the best on consistency: sf+k60" in pick["why"]
+    methods["sf+k60"]["trust_bellman_each"] = {"heldout-0": [0.9], "heldout-1": [0.9]}
+    assert choose_method(methods, tuple(methods), tie=0.2)["chosen"] == "favor+k60"
     with pytest.raises(ValueError, match="auto_tie"):
         EvaluateConfig(auto_tie=-0.1)

@@ -114,7 +114,10 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
     for m in ("attention", "vanilla"):
         entry = saved["methods"][m]
         assert np.isfinite(entry["trust_r2"]).all() and np.all(np.asarray(entry["trust_rel_rmse"]) > 0)
-        assert set(entry["trust_r2_each"]) == set(saved["heldout_rewards"])
+        assert set(entry["trust_r2_each"]) == set(entry["trust_bellman_each"]) == set(saved["heldout_rewards"])
+        assert np.all(np.asarray(entry["trust_bellman"]) > 0)     # a 20-step network is not consistent
+    # the oracle's own Bellman residual on the same transitions, printed beside the methods'
+    assert saved["trust_oracle"]["trust_bellman"] > 0 and "(FQE itself)" in res.output and "Bellman" in res.output
     assert np.isfinite(rows[-1]["trust_r2"]) and (tmp_path / "r" / "scatter.png").is_file()
 
 
@@ -126,8 +129,10 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in TINY["horizons"]}
     assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions
     mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
+    bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
-    tied = [m for m, v in mean.items() if v <= (1 + tie) * min(mean.values())]   # then the longest expansion
+    tied = [m for sc in (mean, bell) for m, v in sc.items() if v <= (1 + tie) * min(sc.values())]
+    # of the candidates near the best on either signal, the longest expansion
     assert chosen == max(tied, key=lambda m: (int(m.partition("+k")[2] or 0), -mean[m]))
     assert chosen in res["auto"]["why"]
     base, _, k = chosen.partition("+k")
