@@ -186,7 +186,8 @@ def main() -> None:
                          "fqe.lr_schedule": LR_SCHEDULES},
                 helps={"data": "instead of a FAMILY: a Minari dataset id of any environment",
                        "methods": f"the networks to train, fqe: the per-reward oracle; auto: train "
-                                  f"{', '.join(AUTO_CANDIDATES)} and keep the one of best held-out agreement"})
+                                  f"{', '.join(AUTO_CANDIDATES)} and keep the one the trust report favours "
+                                  f"(see --auto-tie)"})
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="run directory [default: runs/FAMILY-DATASET-TIME]")
 @click.option("--resume", is_flag=True, help="continue the run in --out from its last checkpoint")

@@ -25,13 +25,14 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
         preset: str | None = None, resume: bool = False, plot: bool = True, **config) -> OperatorModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
-    of the first method (``method="auto"``: the candidate of best held-out agreement with
-    per-reward FQE, the trust report in results.json).
+    of the first method (``method="auto"``: the candidate the trust report's rule keeps,
+    ``experiments/trust.py``; the report in results.json).
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
-    ``"auto"``: favor, fb, sf and attention trained, the one of best held-out agreement with
-    per-reward FQE kept), ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
+    ``"auto"``: favor, fb, sf and attention trained with their expansions, and the longest
+    expansion near the best held-out agreement with per-reward FQE or Bellman residual kept),
+    ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
     ground truth (default: the dataset's). ``config``: any other ``EvaluateConfig`` field (``m``,

@@ -59,7 +59,7 @@ class EvaluateConfig:
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
     methods: tuple[str, ...] = DEFAULT_METHODS  # networks (and the fqe oracle) to train; "auto":
-    #                                    AUTO_CANDIDATES, keeping the one of best held-out agreement
+    #                                    AUTO_CANDIDATES, keeping the one the trust report favours
     seeds: int = 3                     # network seeds, trained at once (vmapped)
     seed: int = 0                      # experiment seed: rewards, reference points, networks
     data_seed: int = 0                 # seed of the dataset's behaviour rollouts

@@ -3,8 +3,8 @@ best candidate's, next to the rule on either signal alone.
 
     python results/accuracy/trust-signals/rules.py [--ties 0.2,1.0,1.5] FILE.json [FILE.json ...] > rules.md
 
-Each band ``tie`` (a fraction over the best score, ``EvaluateConfig.auto_tie``) for the rule on
-both signals; the rule on either signal alone at the default band.
+Each band ``tie`` (a fraction over the best score; ``EvaluateConfig.auto_tie`` the default) for
+the rule on both signals and on either alone (agreement alone at 20% was auto's rule before).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+")
     ap.add_argument("--ties", default=str(EvaluateConfig.auto_tie))
     a = ap.parse_args()
-    tie, ties = EvaluateConfig.auto_tie, [float(t) for t in a.ties.split(",")]
+    ties = [float(t) for t in a.ties.split(",")]
     kinds = ("reset", "trajectory", "dataset")
     print("| run | rule (band over the best) | pick | " + " | ".join(f"held-out, {k} pts" for k in kinds) + " |")
     print("|---|---|---|" + "---|" * len(kinds))
@@ -37,10 +37,10 @@ def main() -> None:
         # agreement alone: choose_method without the residual; the residual alone: the same rule
         # with the residual standing in for the agreement
         alone = {m: {"trust_rel_rmse_each": {"all": [v["bellman"]]}} for m, v in scores.items()}
-        rules = [(f"both, {t:.0%}", choose_method(entries(scores, ("agreement", "bellman")), tuple(scores), t))
+        rules = [(f"{label}, {t:.0%}", choose_method(e, tuple(scores), t))
+                 for label, e in (("both", entries(scores, ("agreement", "bellman"))),
+                                  ("agreement alone", entries(scores, ("agreement",))), ("Bellman alone", alone))
                  for t in ties]
-        rules += [(f"agreement alone, {tie:.0%}", choose_method(entries(scores, ("agreement",)), tuple(scores), tie)),
-                  (f"Bellman alone, {tie:.0%}", choose_method(alone, tuple(scores), tie))]
         for i, (rule, pick) in enumerate(rules):
             m = pick["chosen"]
             cells = []
