@@ -51,8 +51,8 @@ def test_score_points_shapes_and_seeds():
 
 
 def test_bellman_residual_is_zero_at_the_true_q_and_sees_an_offset_through_one_minus_gamma():
-    """A deterministic 3-state cycle 0 -> 1 -> 2 -> 0 (one action), reward [1, 0, 2], and a
-    terminal transition out of state 2: the true Q satisfies the Bellman equation exactly."""
+    """A deterministic 3-state cycle 0 -> 1 -> 2 -> 0 (one action), reward [1, 0, 2]: the true Q
+    satisfies the Bellman equation exactly; on terminal transitions Q = r does."""
     gamma, r = 0.9, np.array([1.0, 0.0, 2.0])
     p = np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], float)
     q = np.linalg.solve(np.eye(3) - gamma * p, r)                          # (3,) Q of the cycle
