@@ -51,13 +51,15 @@ def rel_rmse(pred, truth) -> np.ndarray:
     return np.sqrt(mse(pred, truth)) / np.maximum(np.sqrt(np.mean(truth ** 2, axis=-1)), EPS)
 
 
-def bellman_residual(q, reward, q_next, done, gamma: float) -> np.ndarray:
+def bellman_residual(q, reward, q_next, done, gamma: float, scale=None) -> np.ndarray:
     """The Bellman residual over the last axis of answers ``q`` at transitions (s, a) and
     ``q_next`` at (s', pi(s')), ``reward`` and ``done`` the transitions' (n,): RMS of
-    q - r - gamma (1 - d) q' over the RMS of r (module docstring)."""
+    q - r - gamma (1 - d) q' over the RMS of r (module docstring), or over ``scale`` (the
+    reward's RMS over more transitions: a sparse reward may be 0 at every one of these)."""
     q, q_next, reward = (np.asarray(v, np.float64) for v in (q, q_next, reward))
     td = q - reward - gamma * (1.0 - np.asarray(done, np.float64)) * q_next
-    return np.sqrt(np.mean(td ** 2, axis=-1)) / np.maximum(np.sqrt(np.mean(reward ** 2, axis=-1)), EPS)
+    size = np.sqrt(np.mean(reward ** 2, axis=-1)) if scale is None else np.asarray(scale, np.float64)
+    return np.sqrt(np.mean(td ** 2, axis=-1)) / np.maximum(size, EPS)
 
 
 def ranks(x) -> np.ndarray:

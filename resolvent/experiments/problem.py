@@ -43,6 +43,7 @@ class TrustTransitions:
     held-out rewards is measured (its points: ``trust`` (s, a) and ``trust_next`` (s', pi(s')))."""
 
     rewards: np.ndarray      # (H, n_trust) the held-out rewards' values on the transitions
+    scale: np.ndarray        # (H,) each reward's RMS over the whole dataset: the residual's unit
     done: np.ndarray         # (n_trust,) terminated flags
     gamma: float             # the discount the methods learn with
 
@@ -133,7 +134,8 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     if cfg.trust_report:
         idx = trust_indices(n, cfg.trust_points, cfg.seed)
         points["trust"], points["trust_next"] = norm(x_raw[idx]), norm(xn_raw[idx])
-        trust = TrustTransitions(np.asarray(sets["heldout"].values)[:, idx],
+        held = np.asarray(sets["heldout"].values)                                        # (H, n)
+        trust = TrustTransitions(held[:, idx], np.sqrt(np.mean(held ** 2, axis=1)),
                                  np.asarray(data["terminated"][idx], np.float32), cfg.gamma)
     pi = None
     if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):

@@ -25,7 +25,7 @@ def score(pred: dict, p: Problem) -> dict:
         split = p.split(q)
         if s == "heldout" and p.trust is not None:
             t = p.trust
-            each = bellman_residual(split["trust"], t.rewards, split["trust_next"], t.done, t.gamma)   # (S, H)
+            each = bellman_residual(split["trust"], t.rewards, split["trust_next"], t.done, t.gamma, t.scale)  # (S, H)
             out.update(trust_bellman=each.mean(1), trust_bellman_each=each.T)
         for kind, qk in split.items():                                     # qk (S, R, n_k)
             truth = p.sets[s].truth.get(kind)

@@ -63,7 +63,8 @@ def trust_lines(results: dict) -> list[str]:
     n = results.get("eval_points", {}).get("trust", "")
     lines = ["", f"trust report: agreement with per-reward FQE (trained on each reward alone) on {len(held)} "
                  f"held-out rewards at {n} dataset transitions, and each answer's Bellman residual on those "
-                 f"transitions (RMS of Q - r - gamma Q' over RMS of r), mean over seeds (no ground truth needed)"]
+                 f"transitions (RMS of Q - r - gamma Q' over r's RMS on the data), mean over seeds (no ground truth "
+                 f"needed)"]
     truth = [(k, p) for k, p in KINDS if any(f"{p}heldout_r2" in r for r in methods.values())]
     lines.append(f"{'method':<14} {'R^2':>8} {'rel RMSE':>9} {'Bellman':>8}"
                  + "".join(f" {'true R^2 ' + SHORT[k]:>14}" for k, _ in truth))

@@ -64,5 +64,8 @@ def test_bellman_residual_is_zero_at_the_true_q_and_sees_an_offset_through_one_m
     assert bellman_residual(q + c, r, q[nxt] + c, done, gamma) == pytest.approx(expect)
     # a terminal transition ignores the next answer: Q = r there
     assert bellman_residual(r, r, np.full(3, 1e6), np.ones(3), gamma) == 0.0
+    # a sparse reward, 0 at every one of these transitions, is measured in its size elsewhere
+    zero = np.zeros(3)
+    assert bellman_residual(zero + 1.0, zero, zero, done, gamma, scale=2.0) == pytest.approx(0.5)
     # leading axes (seeds, rewards) are kept
     assert bellman_residual(np.stack([q, q + c]), r, np.stack([q[nxt], q[nxt] + c]), done, gamma).shape == (2,)
