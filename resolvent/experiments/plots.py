@@ -81,8 +81,9 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     rows = run.read_metrics()
     sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
     if not sets:   # no ground truth: the Bellman residual along training, and the trust report's agreement
-        trust = 2 * any(r.get("trust_rel_rmse") is not None for r in rows)
-        fig, axes = plt.subplots(1, 1 + trust, figsize=(5.5 * (1 + trust), 4.0), squeeze=False)
+        trust = any(r.get("trust_rel_rmse") is not None for r in rows)
+        panels = 3 if trust else 1   # the residual along training; the trust report's two signals
+        fig, axes = plt.subplots(1, panels, figsize=(5.5 * panels, 4.0), squeeze=False)
         draw(axes[0, 0], [r for r in rows if r.get("loss") is not None], "loss",
              f"{cfg.get('data')}: no ground truth, Bellman residual")
         if trust:

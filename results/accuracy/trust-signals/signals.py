@@ -22,7 +22,7 @@ import tempfile
 import numpy as np
 
 from resolvent.experiments import EvaluateConfig, RunDir
-from resolvent.experiments.evaluate import entry_of, prepare, score, trust_truth
+from resolvent.experiments.evaluate import PREFIX, entry_of, prepare, score, trust_truth
 from resolvent.model import OperatorModel
 
 HORIZONS = (0, 10, 30, 60, 150, 400)
@@ -55,8 +55,7 @@ def main() -> None:
             e = entry_of(score({"heldout": pred}, p), p)
             label = f"{name}+k{k}" if k else name
             true = {kind: float(np.mean(e[f"{pre}heldout_rel_rmse"]))
-                    for kind, pre in (("reset", ""), ("trajectory", "traj_"), ("dataset", "data_"))
-                    if f"{pre}heldout_rel_rmse" in e}
+                    for kind, pre in PREFIX.items() if f"{pre}heldout_rel_rmse" in e}
             out[label] = {"agreement": float(np.mean(e["trust_rel_rmse"])),
                           "bellman": float(np.mean(e["trust_bellman"])), "true": true}
             print(f"{label:16s} agreement {out[label]['agreement']:.4f}  bellman {out[label]['bellman']:.4f}  true "
