@@ -251,7 +251,8 @@ class OperatorModel:
         its states kept within the data's range (the last rollout is kept: asking again at the
         same points reuses it)."""
         obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
-        tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()))
+        tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()),
+               None if self.onestep is None else (id(self.onestep.params), self.onestep.stop_at))
         if self._expansion[0] == tag:
             return self._expansion[1]
         if self.onestep is None:

@@ -11,6 +11,16 @@ an MLP D fitted by least squares on the dataset, its targets normalised by their
 deviations. Quantities that do not vary in the data are predicted as their constant.
 ``predict`` returns a full transition dict (obs, action, the predicted rest), the schema of
 ``resolvent.transitions``, so every reward reads it like a dataset row.
+
+An ensemble (``ensemble`` = E > 1 members D_1..D_E, from their own initialisations and batches)
+predicts the members' mean, and measures where it can be trusted by their disagreement
+
+    u(s, a) = sqrt( mean_j var_e( D_e(s, a)_j ) )       (normalised targets, varying quantities j)
+
+(the epistemic spread of MOReL and MOPO: members agree where the data pins the dynamics down).
+``stop_at`` = ``stop`` x the 99th percentile of u over the data's own transitions: a rollout
+under pi (``algorithms/expansion.py``) hands a point over to the operator at the first step whose
+u exceeds it, where the model leaves what the data determines.
 """
 from __future__ import annotations
 
@@ -35,6 +45,9 @@ class OneStepConfig:
     #                                        left Reacher's closed loop diverging within 50 steps)
     lr: float = 1e-3                       # Adam learning rate (cosine-decayed to 0)
     batch_size: int = 512                  # transitions per step
+    ensemble: int = 1                      # members (own initialisations and batches); their mean predicts
+    stop: float = 0.0                      # a rollout stops where the members' disagreement exceeds this
+    #                                        multiple of its 99th percentile on the data (0: never; needs ensemble > 1)
 
 
 class OneStepModel(NamedTuple):
@@ -49,6 +62,13 @@ class OneStepModel(NamedTuple):
     hidden: tuple[int, ...]
     low: np.ndarray | None = None    # (ds,) the data's state range (obs and next_obs): a rollout's
     high: np.ndarray | None = None   # (ds,) bounds (None: a model saved before they were kept)
+    stop_at: float = 0.0             # disagreement u at which a rollout stops (0: never)
+
+    @property
+    def members(self) -> int:
+        """E: an ensemble's parameters are stacked on a leading axis (none for one model)."""
+        kernel = self.params["params"]["Dense_0"]["kernel"]
+        return int(kernel.shape[0]) if np.ndim(kernel) == 3 else 1
 
 
 def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -62,7 +82,11 @@ def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, 
 
 def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
         x_std: np.ndarray) -> OneStepModel:
-    """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets."""
+    """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets, for each
+    member of the ensemble (vmapped: its own initialisation and batches)."""
+    if config.ensemble < 1 or (config.stop and config.ensemble < 2) or config.stop < 0:
+        raise ValueError(f"onestep: ensemble must be >= 1 and stop >= 0, a stop needing ensemble >= 2 members "
+                         f"(their disagreement), got ensemble={config.ensemble}, stop={config.stop}")
     y, keys = targets(features)                                              # (n, dy)
     y_mean, y_std = y.mean(0), y.std(0)
     y_std = np.where(y_std < 1e-6, 0.0, y_std)   # 0: a quantity constant in the data is predicted as its mean
@@ -70,19 +94,29 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
     xj, yj = jnp.asarray(x, jnp.float32), jnp.asarray((y - y_mean) / np.where(y_std > 0, y_std, 1.0), jnp.float32)
     net = MLP(tuple(config.hidden), y.shape[1])
     k_init, k_steps = jax.random.split(key)
-    params = net.init(k_init, xj[:1])
     opt = optax.adam(optax.cosine_decay_schedule(config.lr, config.steps))
 
-    def step(carry, k):
-        params, opt_state = carry
+    def member_step(params, opt_state, k):
         idx = jax.random.randint(k, (config.batch_size,), 0, xj.shape[0])   # (b,)
         value, grads = jax.value_and_grad(
             lambda p: jnp.mean((net.apply(p, xj[idx]) - yj[idx]) ** 2))(params)
         updates, opt_state = opt.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), value
+        return optax.apply_updates(params, updates), opt_state, value
 
+    if config.ensemble == 1:
+        params = net.init(k_init, xj[:1])
+        update = member_step
+    else:   # parameters (E, ...): every member its own initialisation and batches
+        params = jax.vmap(lambda k: net.init(k, xj[:1]))(jax.random.split(k_init, config.ensemble))
+        update = lambda p, o, k: jax.vmap(member_step)(p, o, jax.random.split(k, config.ensemble))  # noqa: E731
+
+    def step(carry, k):
+        params, opt_state, value = update(*carry, k)
+        return (params, opt_state), value
+
+    init_opt = opt.init if config.ensemble == 1 else jax.vmap(opt.init)
     run = jax.jit(lambda carry, ks: jax.lax.scan(step, carry, ks))
-    carry, step_keys = (params, opt.init(params)), jax.random.split(k_steps, config.steps)
+    carry, step_keys = (params, init_opt(params)), jax.random.split(k_steps, config.steps)
     chunk = max(1, config.steps // 50)   # the same steps, scanned in chunks for the progress bar
     with tqdm(total=config.steps, desc="one-step model", unit="step", leave=False, disable=config.steps < 5000) as bar:
         for i in range(0, config.steps, chunk):
@@ -90,16 +124,40 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
             bar.update(len(step_keys[i:i + chunk]))
     params = jax.tree_util.tree_map(np.asarray, carry[0])
     states = np.concatenate([features["obs"], features["next_obs"]], 0)
-    return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
-                        y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
-                        states.min(0).astype(np.float32), states.max(0).astype(np.float32))
+    model = OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
+                         y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
+                         states.min(0).astype(np.float32), states.max(0).astype(np.float32))
+    if not config.stop:
+        return model
+    rows = np.random.default_rng(0).permutation(len(x))[:CALIBRATION]           # the data's own transitions
+    u = np.asarray(disagreement(model, features["obs"][rows], features["action"][rows]))
+    return model._replace(stop_at=float(config.stop * np.quantile(u, 0.99)))
+
+
+CALIBRATION = 20_000   # data transitions on which the members' disagreement is calibrated
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
     """The transition quantities at (obs (n, ds), action (n, da)): obs, action, the predicted
-    next_obs and scalars (n,)."""
+    next_obs and scalars (n,) (an ensemble's mean)."""
+    return transition(model, obs, action, members(model, obs, action).mean(0))
+
+
+def disagreement(model: OneStepModel, obs, action) -> jax.Array:
+    """u(s, a) (n,) at (obs, action)."""
+    return spread(model, members(model, obs, action))
+
+
+def spread(model: OneStepModel, y: jax.Array) -> jax.Array:
+    """u (n,) of the members' predictions y (E, n, dy): their spread in normalised targets, RMS
+    over the quantities that vary in the data (0 for a single model)."""
+    varying = jnp.asarray(model.y_std > 0)
+    return jnp.sqrt(jnp.sum(jnp.where(varying, y.var(0), 0.0), -1) / max(int(varying.sum()), 1))
+
+
+def transition(model: OneStepModel, obs, action, y) -> dict:
+    """The transition dict of normalised predictions y (n, dy) at (obs, action)."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
-    y = _apply(model.hidden, model.params, (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std)
     y = y * model.y_std + model.y_mean                                       # (n, dy)
     ds = obs.shape[1]
     out = {"obs": obs, "action": action, "next_obs": obs + y[:, :ds]}
@@ -107,15 +165,24 @@ def predict(model: OneStepModel, obs, action) -> dict:
     return out
 
 
+def members(model: OneStepModel, obs, action) -> jax.Array:
+    """Every member's normalised prediction (E, n, dy)."""
+    obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
+    x = (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std
+    return _apply(model.hidden, model.params, x, model.members > 1)
+
+
 _APPLY: dict = {}
 
 
-def _apply(hidden: tuple[int, ...], params, x):
-    """D(x), one jitted apply per network shape."""
-    out = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[0])
-    if (hidden, out) not in _APPLY:
-        _APPLY[(hidden, out)] = jax.jit(MLP(hidden, out).apply)
-    return _APPLY[(hidden, out)](params, x)
+def _apply(hidden: tuple[int, ...], params, x, ensemble: bool) -> jax.Array:
+    """D_e(x) for every member (E, n, dy), one jitted apply per network shape."""
+    out = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[-1])
+    if (hidden, out, ensemble) not in _APPLY:
+        apply = MLP(hidden, out).apply
+        _APPLY[(hidden, out, ensemble)] = jax.jit(jax.vmap(apply, (0, None)) if ensemble
+                                                  else lambda p, x: apply(p, x)[None])
+    return _APPLY[(hidden, out, ensemble)](params, x)
 
 
 def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.ndarray]:
@@ -125,7 +192,8 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
     return {**flat, f"{prefix}x_mean": model.x_mean, f"{prefix}x_std": model.x_std,
             f"{prefix}y_mean": model.y_mean, f"{prefix}y_std": model.y_std,
             f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64),
-            **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {})}
+            **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {}),
+            f"{prefix}stop_at": np.float32(model.stop_at)}
 
 
 def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
@@ -143,4 +211,4 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
     return OneStepModel(params, arrays[f"{prefix}x_mean"], arrays[f"{prefix}x_std"], arrays[f"{prefix}y_mean"],
                         arrays[f"{prefix}y_std"], tuple(str(k) for k in arrays[f"{prefix}keys"]),
                         tuple(int(h) for h in arrays[f"{prefix}hidden"]), arrays.get(f"{prefix}low"),
-                        arrays.get(f"{prefix}high"))
+                        arrays.get(f"{prefix}high"), float(arrays.get(f"{prefix}stop_at", 0.0)))

@@ -2,6 +2,7 @@
 a policy as the system does, saves and loads exactly, and the same key gives the same model."""
 import jax
 import numpy as np
+import pytest
 
 from resolvent.algorithms import onestep
 
@@ -57,3 +58,34 @@ def test_same_key_same_model_and_exact_save_load():
         np.testing.assert_array_equal(np.asarray(onestep.predict(back, data["obs"], data["action"])[k]),
                                       np.asarray(onestep.predict(a, data["obs"], data["action"])[k]))
     np.testing.assert_array_equal(back.low, a.low)
+
+
+def test_an_ensemble_agrees_on_the_data_and_disagrees_off_it():
+    """Members from their own initialisations and batches: the mean predicts as one model does,
+    their disagreement is small on the data's range and large far outside it, and stop_at is the
+    given multiple of its 99th percentile on the data; saved and loaded exactly."""
+    data = linear_data()
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    config = onestep.OneStepConfig(hidden=(64, 64), steps=2000, ensemble=3, stop=2.0)
+    model = onestep.fit(config, jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+    assert model.members == 3
+    test = linear_data(500, seed=1)
+    pred = onestep.predict(model, test["obs"], test["action"])
+    assert np.sqrt(np.mean((np.asarray(pred["next_obs"]) - test["next_obs"]) ** 2)) < 0.02
+    u_in = np.asarray(onestep.disagreement(model, data["obs"], data["action"]))
+    np.testing.assert_allclose(model.stop_at, 2.0 * np.quantile(u_in, 0.99), rtol=1e-4)
+    u_out = np.asarray(onestep.disagreement(model, 8 * test["obs"], 8 * test["action"]))
+    assert np.median(u_out) > model.stop_at           # 2x the data's 99th percentile, at most points off it
+    back = onestep.from_arrays(onestep.to_arrays(model))
+    assert back.members == 3 and back.stop_at == np.float32(model.stop_at)
+    np.testing.assert_array_equal(np.asarray(onestep.predict(back, test["obs"], test["action"])["next_obs"]),
+                                  np.asarray(pred["next_obs"]))
+
+
+def test_bad_ensemble_settings():
+    data = linear_data(100)
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    for ensemble, stop in ((0, 0.0), (1, 2.0), (3, -1.0)):
+        with pytest.raises(ValueError, match="ensemble must be >= 1"):
+            onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, ensemble=ensemble, stop=stop),
+                        jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
