@@ -8,7 +8,11 @@ predicts them (the deterministic-dynamics case of the data's conditional mean):
     next_obs(s, a) = s + D(s, a)_obs,        e_k(s, a) = D(s, a)_k    for every scalar e_k
 
 an MLP D fitted by least squares on the dataset, its targets normalised by their standard
-deviations. Quantities that do not vary in the data are predicted as their constant.
+deviations. Quantities that do not vary in the data are predicted as their constant, and every
+scalar is kept within its range in the data (``scalar_low``, ``scalar_high``): a conditional mean
+lies there, while an MLP extrapolates linearly past it. MountainCar's sparse +100 and its
+``terminated`` came out 3x their largest value where a rollout stepped past the goal, which no
+state of the data does, and the model's Q of its own reward had MSE 84 where clipped it has 1.0.
 ``predict`` returns a full transition dict (obs, action, the predicted rest), the schema of
 ``resolvent.transitions``, so every reward reads it like a dataset row.
 
@@ -63,6 +67,8 @@ class OneStepModel(NamedTuple):
     low: np.ndarray | None = None    # (ds,) the data's state range (obs and next_obs): a rollout's
     high: np.ndarray | None = None   # (ds,) bounds (None: a model saved before they were kept)
     stop_at: float = 0.0             # disagreement u at which a rollout stops (0: never)
+    scalar_low: np.ndarray | None = None    # (k,) each scalar quantity's range in the data: predictions
+    scalar_high: np.ndarray | None = None   # (k,) are kept within it (None: a model saved before)
 
     @property
     def members(self) -> int:
@@ -124,9 +130,11 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
             bar.update(len(step_keys[i:i + chunk]))
     params = jax.tree_util.tree_map(np.asarray, carry[0])
     states = np.concatenate([features["obs"], features["next_obs"]], 0)
+    ds = states.shape[1]
     model = OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
                          y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
-                         states.min(0).astype(np.float32), states.max(0).astype(np.float32))
+                         states.min(0).astype(np.float32), states.max(0).astype(np.float32),
+                         scalar_low=y[:, ds:].min(0), scalar_high=y[:, ds:].max(0))
     if not config.stop:
         return model
     rows = np.random.default_rng(0).permutation(len(x))[:CALIBRATION]           # the data's own transitions
@@ -156,12 +164,16 @@ def spread(model: OneStepModel, y: jax.Array) -> jax.Array:
 
 
 def transition(model: OneStepModel, obs, action, y) -> dict:
-    """The transition dict of normalised predictions y (n, dy) at (obs, action)."""
+    """The transition dict of normalised predictions y (n, dy) at (obs, action), every scalar
+    within its range in the data."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
     y = y * model.y_std + model.y_mean                                       # (n, dy)
     ds = obs.shape[1]
+    scalars = y[:, ds:]                                                      # (n, k)
+    if model.scalar_low is not None:
+        scalars = jnp.clip(scalars, model.scalar_low, model.scalar_high)
     out = {"obs": obs, "action": action, "next_obs": obs + y[:, :ds]}
-    out.update({k: y[:, ds + i] for i, k in enumerate(model.keys)})
+    out.update({k: scalars[:, i] for i, k in enumerate(model.keys)})
     return out
 
 
@@ -193,7 +205,9 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             f"{prefix}y_mean": model.y_mean, f"{prefix}y_std": model.y_std,
             f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64),
             **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {}),
-            f"{prefix}stop_at": np.float32(model.stop_at)}
+            f"{prefix}stop_at": np.float32(model.stop_at),
+            **({f"{prefix}scalar_low": model.scalar_low, f"{prefix}scalar_high": model.scalar_high}
+               if model.scalar_low is not None else {})}
 
 
 def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
@@ -211,4 +225,5 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
     return OneStepModel(params, arrays[f"{prefix}x_mean"], arrays[f"{prefix}x_std"], arrays[f"{prefix}y_mean"],
                         arrays[f"{prefix}y_std"], tuple(str(k) for k in arrays[f"{prefix}keys"]),
                         tuple(int(h) for h in arrays[f"{prefix}hidden"]), arrays.get(f"{prefix}low"),
-                        arrays.get(f"{prefix}high"), float(arrays.get(f"{prefix}stop_at", 0.0)))
+                        arrays.get(f"{prefix}high"), float(arrays.get(f"{prefix}stop_at", 0.0)),
+                        arrays.get(f"{prefix}scalar_low"), arrays.get(f"{prefix}scalar_high"))

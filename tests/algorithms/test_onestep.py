@@ -89,3 +89,16 @@ def test_bad_ensemble_settings():
         with pytest.raises(ValueError, match="ensemble must be >= 1"):
             onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, ensemble=ensemble, stop=stop),
                         jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+
+
+def test_scalars_stay_within_their_range_in_the_data():
+    """Far outside the data an MLP extrapolates linearly; a scalar's prediction (a conditional
+    mean) stays within the values the data holds, and the range is saved with the model."""
+    model, data = fitted(steps=300)
+    obs, act = np.array([[8.0, 8.0], [-8.0, -8.0]], np.float32), np.array([[8.0], [-8.0]], np.float32)
+    far = onestep.predict(model, obs, act)
+    height = np.asarray(far["height"])
+    np.testing.assert_allclose(height, [data["height"].max(), data["height"].min()], rtol=1e-6)
+    back = onestep.from_arrays(onestep.to_arrays(model))
+    np.testing.assert_array_equal(back.scalar_low, model.scalar_low)
+    np.testing.assert_array_equal(back.scalar_high, model.scalar_high)
