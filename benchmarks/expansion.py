@@ -1,7 +1,7 @@
 """Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
 
     python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60,150,400]
-        [--points reset,trajectory,dataset] [--onestep-steps N [--ensemble E --stop X]] [--out FILE.jsonl]
+        [--points reset,trajectory,dataset] [--onestep-steps N [--ensemble E --keep M]] [--out FILE.jsonl]
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
 
 For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
@@ -13,8 +13,8 @@ k = 0 is the operator's own answer, the number the run's table reports. The run'
 model of the data (saved with its policy-encoding operators, favor, fb, pi-attention) serves
 every method, the paper's networks included: it is a model of the data, not of an operator.
 ``--onestep-steps N`` fits that model again with N Adam steps instead (the operators unchanged);
-with ``--ensemble E`` as E members, and ``--stop X`` ends each rollout where they disagree
-(``OneStepConfig``).
+with ``--ensemble E`` as E members, each rolled out on its own, and ``--keep M,...`` answers
+by the mean of the M most central members per point (``OneStepConfig``; one fit for every M).
 Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
 scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
@@ -54,31 +54,30 @@ def onestep_of(run_dir: str, methods: list[str]):
     raise SystemExit(f"{run_dir} has no model with a one-step model (train favor, fb or pi-attention)")
 
 
-def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int = 1,
-                  stop: float = 0.0) -> onestep_model.OneStepModel:
+def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int = 1) -> onestep_model.OneStepModel:
     """The run's one-step model fitted again on its data with ``steps`` Adam steps (its seed and
-    the rest of its config; ``ensemble`` members, stopping at ``stop``): what the model changes,
-    without retraining the operators."""
+    the rest of its config; ``ensemble`` members): what the model changes, without retraining the
+    operators."""
     data = src.data
     x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
-    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble, stop=stop), cfg.seed,
+    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble, keep=0), cfg.seed,
                           {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
 
 
 def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,
-          onestep_steps: int | None = None, ensemble: int = 1, stops: tuple[float, ...] = (0.0,)) -> list[dict]:
+          onestep_steps: int | None = None, ensemble: int = 1, keeps: tuple[int, ...] = (0,)) -> list[dict]:
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     if points:   # other evaluation points than the run's own (a run made before they existed)
         cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
     src = family_source(cfg) if cfg.data is None else dataset_source(cfg)
     methods = methods or [m for m in cfg.methods if m != "fqe"]
-    onestep = (refit_onestep(cfg, src, onestep_steps, ensemble, 1.0 if any(stops) else 0.0) if onestep_steps
+    onestep = (refit_onestep(cfg, src, onestep_steps, ensemble) if onestep_steps
                else onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"]))
     rows = []
-    for method, stop in ((m, x) for m in methods for x in stops):   # stop x: at x times the data's 99th percentile
+    for method, keep in ((m, x) for m in methods for x in keeps):
         model = resolvent.load(run_dir, method)
-        model.onestep = onestep._replace(stop_at=stop * onestep.stop_at)
-        label = f"{method}+stop{stop:g}" if stop else method
+        model.onestep = onestep._replace(keep=keep)
+        label = f"{method}+keep{keep}" if len(keeps) > 1 else method
         for kind, gt in src.points.items():
             for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
                 rewards = src.rewards.get(s, [])
@@ -123,28 +122,28 @@ def main() -> None:
     ap.add_argument("--onestep-steps", type=int, default=None,
                     help="refit the run's one-step model with this many Adam steps [default: the saved model]")
     ap.add_argument("--ensemble", type=int, default=1, help="members of the refitted model [default: 1]")
-    ap.add_argument("--stop", default="0",
-                    help="comma-separated: end each rollout where the members disagree more than this multiple "
-                         "of their 99th percentile on the data, one model fitted for all [default: 0, never]")
+    ap.add_argument("--keep", default="0",
+                    help="comma-separated: answer by the mean of this many members per point, those whose "
+                         "rollouts lie closest to the others', one model fitted for all [default: 0, all]")
     ap.add_argument("--out", default=None, help="also write the JSON lines here")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
     horizons = [int(k) for k in args.horizons.split(",")]
     methods = args.methods.split(",") if args.methods else None
-    stops = tuple(float(x) for x in args.stop.split(","))
-    if any(stops) and not (args.onestep_steps and args.ensemble > 1):
-        ap.error("--stop needs a refitted ensemble: --onestep-steps N --ensemble E (E >= 2)")
+    keeps = tuple(int(x) for x in args.keep.split(","))
+    if any(keeps) and not (args.onestep_steps and max(keeps) <= args.ensemble):
+        ap.error("--keep M needs a refitted ensemble of at least M members: --onestep-steps N --ensemble E")
     if args.tiny:
         with tempfile.TemporaryDirectory(prefix="expansion-") as run_dir:
             cfg = EvaluateConfig(family="pendulum-angle", methods=("favor",), seeds=1, steps=20,
                                  log_every=10, checkpoint_every=20, trust="off", **TINY)
             run_evaluate(cfg, run_dir, plot=False)
             rows = bench(run_dir, methods, [0, 2], onestep_steps=args.onestep_steps, ensemble=args.ensemble,
-                         stops=stops)
+                         keeps=keeps)
     else:
         if args.run is None:
             ap.error("give a run directory, or --tiny")
-        rows = bench(args.run, methods, horizons, args.points, args.onestep_steps, args.ensemble, stops)
+        rows = bench(args.run, methods, horizons, args.points, args.onestep_steps, args.ensemble, keeps)
     if args.out:
         with open(args.out, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)

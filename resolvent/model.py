@@ -252,7 +252,7 @@ class OperatorModel:
         same points reuses it)."""
         obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
         tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()),
-               None if self.onestep is None else (id(self.onestep.params), self.onestep.stop_at))
+               None if self.onestep is None else (id(self.onestep.params), self.onestep.keep))
         if self._expansion[0] == tag:
             return self._expansion[1]
         if self.onestep is None:

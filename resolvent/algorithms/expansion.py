@@ -14,15 +14,15 @@ gamma^k. G_k keeps the operator's exact properties: linear and monotone in r (c_
 ``G_k[c] = c (1 - gamma^k) / (1 - gamma) + gamma^k G[c] = c / (1 - gamma)`` where G is
 constant-exact and nothing terminates. k = 0 is G itself.
 
-With an ensemble model that stops (``OneStepConfig.stop``), each point's rollout ends early, at
-the first step tau whose members' disagreement exceeds ``model.stop_at``, and the operator answers
-from there:
+With an ensemble of E one-step models every member rolls out on its own, and the answer is a
+mean over members with weights that depend on the rollouts only:
 
-    G_tau[r](s, a) = sum_{t<tau} gamma^t c_t r(x_t) + gamma^tau c_tau G[r](s_tau, a_tau)
+    G_k[r](s, a) = sum_e w_e(s, a) G_k^e[r](s, a),    w_e = 1/m for the m = ``keep`` members whose
+    rollouts are closest to the others' (smallest sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||), else 0
 
-(a_0 = a, then pi's actions; tau = k where the members agree all the way). tau is a stopping time
-of the rollout, the same for every reward, so linearity, monotonicity and the constants hold
-point by point as above.
+(sigma the data's state scale). A member whose closed loop ran away is dropped at that point,
+for every reward alike; the weights are >= 0 and sum to 1, so linearity, monotonicity and the
+constants hold as above.
 
 The rollout does not depend on the reward: ``expand`` runs it once per set of query points, and
 ``expanded_q`` answers every reward from it with k reward evaluations and one operator call.
@@ -35,7 +35,7 @@ from typing import Callable
 import jax
 import numpy as np
 
-from resolvent.algorithms.onestep import OneStepModel, members, spread, transition
+from resolvent.algorithms.onestep import OneStepModel, rollout_step
 from resolvent.rewards.probes import evaluate_reward
 
 Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
@@ -43,13 +43,14 @@ Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actio
 
 @dataclass(frozen=True)
 class Expansion:
-    """A k-step rollout of the one-step model under pi from n query points."""
+    """A k-step rollout of the one-step model under pi from n query points, every member of an
+    ensemble its own (E n rows, member e's at [e n, (e + 1) n))."""
 
-    steps: tuple[dict, ...]   # k transition dicts x_t (obs, action, next_obs, scalars), each (n, ...)
-    alive: np.ndarray         # (k + 1, n) c_t: 1 until the model's episode terminates
-    obs: np.ndarray           # (n, ds) s_tau, where the operator takes over
-    action: np.ndarray        # (n, da) a_tau (pi(s_tau), or the query's action where tau = 0)
-    stop: np.ndarray          # (n,) tau <= k: the model steps each point's answer takes
+    steps: tuple[dict, ...]   # k transition dicts x_t (obs, action, next_obs, scalars), each (E n, ...)
+    alive: np.ndarray         # (k + 1, E n) c_t: 1 until the model's episode terminates
+    obs: np.ndarray           # (E n, ds) s_k, where the operator takes over
+    action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
+    weights: np.ndarray       # (E, n) w_e: the members' weights per point, >= 0, summing to 1
 
     @property
     def horizon(self) -> int:
@@ -58,22 +59,20 @@ class Expansion:
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), pi acting
-    after the first step. Every predicted state is clipped to the data's range (``model.low``,
-    ``model.high``): a closed loop through a learned model can run away from where it was fitted.
-    A point stops at the first step where the members' disagreement exceeds ``model.stop_at``
-    (never where it is 0)."""
+    after the first step, every member of an ensemble on its own. Every predicted state is
+    clipped to the data's range (``model.low``, ``model.high``): a closed loop through a learned
+    model can run away from where it was fitted."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
-    s, a = np.asarray(obs, np.float32), np.asarray(action, np.float32)
+    e, n = model.members, len(obs)
+    s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
+    a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = [np.ones(len(s), np.float32)]
-    steps, states, actions = [], [s], [a]
-    stop = np.full(len(s), horizon)
-    for t in range(horizon):
-        y = members(model, s, a)                                                       # (E, n, dy)
-        if model.stop_at > 0:
-            late = np.asarray(spread(model, y)) > model.stop_at                            # (n,)
-            stop = np.where(late & (stop == horizon), t, stop)
-        x = {k: np.asarray(v) for k, v in transition(model, s, a, y.mean(0)).items()}
+    steps = []
+    apart = np.zeros((e, n))          # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||
+    scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
+    for _ in range(horizon):
+        x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
         steps.append(x)
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive.append(alive[-1] * (1.0 - term))
@@ -84,23 +83,34 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
         a = np.asarray(policy(s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
-        states.append(s)
-        actions.append(a)
-    at = np.arange(len(s))
-    return Expansion(tuple(steps), np.stack(alive), np.stack(states)[stop, at], np.stack(actions)[stop, at], stop)
+        if e > 1:
+            z = (s / scale).reshape(e, 1, n, -1)
+            apart += np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1)     # (E, n)
+    return Expansion(tuple(steps), np.stack(alive), s, a, member_weights(apart, model.keep))
+
+
+def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
+    """w (E, n): 1/m on the m = keep (0: all) members least apart from the others at each point
+    (ties to the lower index), 0 elsewhere."""
+    e, n = apart.shape
+    m = keep or e
+    kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
+    w = np.zeros((e, n))
+    w[kept, np.arange(n)] = 1.0 / m
+    return w
 
 
 def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],
                gamma: float) -> np.ndarray:
     """G_k[r] at the expansion's query points: (..., n), the leading axes those of ``bootstrap``
     (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds)."""
-    k, tau = expansion.horizon, expansion.stop                                         # tau (n,)
-    tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., n)
+    k, w = expansion.horizon, expansion.weights                                        # w (E, n)
+    tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
     head = np.zeros(tail.shape[-1])
     if k:   # the k steps' transitions as one batch: one call of the reward
         batch = {key: np.concatenate([x[key] for x in expansion.steps]) for key in expansion.steps[0]}
         r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "model rollout")), np.float64)
-        r = r.reshape(k, -1)                                                           # (k, n)
-        t = np.arange(k)[:, None]                                                      # (k, 1)
-        head = (np.where(t < tau, gamma ** t * expansion.alive[:k], 0.0) * r).sum(0)   # (n,)
-    return head + gamma ** tau * expansion.alive[tau, np.arange(len(tau))] * tail
+        r = r.reshape(k, -1)                                                           # (k, E n)
+        head = ((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r).sum(0)     # (E n,)
+    q = head + gamma ** k * expansion.alive[k] * tail                                  # (..., E n)
+    return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)                            # (..., n)

@@ -94,44 +94,38 @@ def test_rollout_stays_in_the_data_range():
     assert all(np.all(np.abs(x["next_obs"]) <= 2.0) for x in e.steps)
 
 
-def split_ensemble(delta) -> OneStepModel:
-    """Two members predicting next_obs = obs + delta on average, apart by +-sqrt(2) relu(s_0) on the
-    second state quantity: their disagreement u(s, a) = relu(s_0), exactly."""
-    base = drift_model(delta)
-    k0, b0 = np.zeros((3, 4), np.float32), np.zeros(4, np.float32)
-    k0[0, 0] = 1.0                                     # hidden unit 0 = relu(s_0)
-    k1 = np.zeros((2, 4, 2), np.float32)
-    k1[:, 0, 1] = [np.sqrt(2), -np.sqrt(2)]
-    params = {"params": {"Dense_0": {"kernel": np.stack([k0, k0]), "bias": np.stack([b0, b0])},
-                         "Dense_1": {"kernel": k1, "bias": np.zeros((2, 2), np.float32)}}}
-    return base._replace(params=params, stop_at=1.0)
+def ensemble(deltas, keep: int) -> OneStepModel:
+    """Members with zero weights, member e drifting next_obs = obs + deltas[e]."""
+    base = drift_model(deltas[0])
+    e, (dx, h), dy = len(deltas), base.params["params"]["Dense_0"]["kernel"].shape, len(deltas[0])
+    params = {"params": {"Dense_0": {"kernel": np.zeros((e, dx, h), np.float32), "bias": np.zeros((e, h), np.float32)},
+                         "Dense_1": {"kernel": np.zeros((e, h, dy), np.float32),
+                                     "bias": np.asarray(deltas, np.float32) - deltas[0]}}}
+    return base._replace(params=params, keep=keep)
 
 
-def test_a_rollout_stops_where_the_members_disagree():
-    """tau = the first step with s_0 > 1; the answer is the model's first tau steps, then G at
-    (s_tau, a_tau): the query's own action where tau = 0."""
-    delta = np.array([0.3, 0.1], np.float32)
-    obs = np.concatenate([OBS, [[1.5, 0.0]]]).astype(np.float32)
-    act = np.concatenate([ACT, [[0.7]]]).astype(np.float32)
-    model = split_ensemble(delta)
-    assert model.members == 2
-    e = expand(model, policy, obs, act, 5)
-    np.testing.assert_array_equal(e.stop, [2, 5, 4, 0])
-    np.testing.assert_allclose(e.obs, obs + e.stop[:, None] * delta, atol=1e-6)
-    np.testing.assert_allclose(e.action[3], act[3])
-    np.testing.assert_allclose(e.action[:3], -(obs + e.stop[:, None] * delta)[:3, :1], atol=1e-6)
+def test_an_ensemble_rolls_every_member_and_keeps_the_central_ones():
+    """Three members drift by d, d and a runaway 5d: each rolls out on its own; keep = 2 averages
+    the two that agree, keep = 0 all three; the weights do not depend on the reward, so linearity
+    and the constants hold."""
+    d = np.array([0.1, -0.2], np.float32)
+    model = ensemble([d, d * 1.1, 5 * d], keep=2)
+    assert model.members == 3
+    k = 4
+    e = expand(model, policy, OBS, ACT, k)
+    assert e.obs.shape == (9, 2) and e.weights.shape == (3, 3)
+    for m, dm in enumerate([d, d * 1.1, 5 * d]):
+        np.testing.assert_allclose(e.obs[3 * m:3 * m + 3], OBS + k * dm, atol=1e-5)
+    np.testing.assert_allclose(e.weights, [[0.5] * 3, [0.5] * 3, [0.0] * 3])
+    one_member = lambda dm: expanded_q(expand(drift_model(dm), policy, OBS, ACT, k), height, bootstrap, GAMMA)  # noqa: E731
     q = expanded_q(e, height, bootstrap, GAMMA)
-    for i, tau in enumerate(e.stop):
-        head = sum(GAMMA ** t * (obs[i, 0] + t * delta[0]) for t in range(tau))
-        want = head + GAMMA ** tau * bootstrap(e.obs[i:i + 1], e.action[i:i + 1])[:, 0]
-        np.testing.assert_allclose(q[:, i], want, rtol=1e-5, atol=1e-5)
-    # the stop does not depend on the reward: linear, monotone and constants stay exact
+    np.testing.assert_allclose(q, (one_member(d) + one_member(d * 1.1)) / 2, rtol=1e-5, atol=1e-5)
+    every = expanded_q(expand(model._replace(keep=0), policy, OBS, ACT, k), height, bootstrap, GAMMA)
+    np.testing.assert_allclose(every, (one_member(d) + one_member(d * 1.1) + one_member(5 * d)) / 3,
+                               rtol=1e-5, atol=1e-5)
     exact = lambda s, a: np.full((1, len(s)), 2.0 / (1 - GAMMA))  # noqa: E731
     np.testing.assert_allclose(expanded_q(e, lambda f: np.full(len(f["obs"]), 2.0), exact, GAMMA),
                                2.0 / (1 - GAMMA), rtol=1e-6)
     r2, g2 = (lambda f: f["obs"][:, 1] ** 2), (lambda s, a: s[None, :, 1] ** 2)
     both = expanded_q(e, lambda f: height(f) - 3 * r2(f), lambda s, a: bootstrap(s, a) - 3 * g2(s, a), GAMMA)
-    np.testing.assert_allclose(both, expanded_q(e, height, bootstrap, GAMMA) - 3 * expanded_q(e, r2, g2, GAMMA),
-                               rtol=1e-5, atol=1e-5)
-    never = expand(model._replace(stop_at=0.0), policy, obs, act, 5)    # stop_at 0: the full horizon
-    np.testing.assert_array_equal(never.stop, 5)
+    np.testing.assert_allclose(both, q - 3 * expanded_q(e, r2, g2, GAMMA), rtol=1e-5, atol=1e-5)

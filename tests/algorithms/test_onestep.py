@@ -60,24 +60,28 @@ def test_same_key_same_model_and_exact_save_load():
     np.testing.assert_array_equal(back.low, a.low)
 
 
-def test_an_ensemble_agrees_on_the_data_and_disagrees_off_it():
-    """Members from their own initialisations and batches: the mean predicts as one model does,
-    their disagreement is small on the data's range and large far outside it, and stop_at is the
-    given multiple of its 99th percentile on the data; saved and loaded exactly."""
+def test_an_ensemble_of_members_fitted_apart():
+    """Members from their own initialisations and batches: each learns the system, they differ,
+    one step predicts their mean, a rollout step moves each member from its own state; saved and
+    loaded exactly, keep included."""
     data = linear_data()
     x = np.concatenate([data["obs"], data["action"]], -1)
-    config = onestep.OneStepConfig(hidden=(64, 64), steps=2000, ensemble=3, stop=2.0)
+    config = onestep.OneStepConfig(hidden=(64, 64), steps=2000, ensemble=3, keep=2)
     model = onestep.fit(config, jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
-    assert model.members == 3
+    assert model.members == 3 and model.keep == 2
+    kernels = model.params["params"]["Dense_0"]["kernel"]
+    assert not np.allclose(kernels[0], kernels[1])
     test = linear_data(500, seed=1)
     pred = onestep.predict(model, test["obs"], test["action"])
     assert np.sqrt(np.mean((np.asarray(pred["next_obs"]) - test["next_obs"]) ** 2)) < 0.02
-    u_in = np.asarray(onestep.disagreement(model, data["obs"], data["action"]))
-    np.testing.assert_allclose(model.stop_at, 2.0 * np.quantile(u_in, 0.99), rtol=1e-4)
-    u_out = np.asarray(onestep.disagreement(model, 8 * test["obs"], 8 * test["action"]))
-    assert np.median(u_out) > model.stop_at           # 2x the data's 99th percentile, at most points off it
+    member = [model._replace(params=jax.tree_util.tree_map(lambda v, i=i: v[i], model.params)) for i in range(3)]
+    obs, act = test["obs"][:4], test["action"][:4]
+    step = onestep.rollout_step(model, np.concatenate([obs, -obs, 2 * obs]), np.tile(act, (3, 1)))
+    for i, s in enumerate((obs, -obs, 2 * obs)):
+        np.testing.assert_allclose(np.asarray(step["next_obs"][4 * i:4 * i + 4]),
+                                   np.asarray(onestep.predict(member[i], s, act)["next_obs"]), atol=1e-5)
     back = onestep.from_arrays(onestep.to_arrays(model))
-    assert back.members == 3 and back.stop_at == np.float32(model.stop_at)
+    assert back.members == 3 and back.keep == 2
     np.testing.assert_array_equal(np.asarray(onestep.predict(back, test["obs"], test["action"])["next_obs"]),
                                   np.asarray(pred["next_obs"]))
 
@@ -85,9 +89,9 @@ def test_an_ensemble_agrees_on_the_data_and_disagrees_off_it():
 def test_bad_ensemble_settings():
     data = linear_data(100)
     x = np.concatenate([data["obs"], data["action"]], -1)
-    for ensemble, stop in ((0, 0.0), (1, 2.0), (3, -1.0)):
+    for ensemble, keep in ((0, 0), (3, 4), (3, -1)):
         with pytest.raises(ValueError, match="ensemble must be >= 1"):
-            onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, ensemble=ensemble, stop=stop),
+            onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, ensemble=ensemble, keep=keep),
                         jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
 
 
