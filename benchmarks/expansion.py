@@ -54,18 +54,20 @@ def onestep_of(run_dir: str, methods: list[str]):
     raise SystemExit(f"{run_dir} has no model with a one-step model (train favor, fb or pi-attention)")
 
 
-def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int = 1) -> onestep_model.OneStepModel:
+def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int | None = None) -> onestep_model.OneStepModel:
     """The run's one-step model fitted again on its data with ``steps`` Adam steps (its seed and
-    the rest of its config; ``ensemble`` members): what the model changes, without retraining the
-    operators."""
+    the rest of its config, today's defaults where it has none; ``ensemble`` members, None: the
+    config's): what the model changes, without retraining the operators."""
     data = src.data
     x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
-    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble, keep=0), cfg.seed,
+    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble or cfg.onestep.ensemble,
+                                              keep=0), cfg.seed,
                           {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
 
 
 def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,
-          onestep_steps: int | None = None, ensemble: int = 1, keeps: tuple[int, ...] = (0,)) -> list[dict]:
+          onestep_steps: int | None = None, ensemble: int | None = None,
+          keeps: tuple[int, ...] | None = None) -> list[dict]:
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     if points:   # other evaluation points than the run's own (a run made before they existed)
         cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
@@ -73,6 +75,7 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
     methods = methods or [m for m in cfg.methods if m != "fqe"]
     onestep = (refit_onestep(cfg, src, onestep_steps, ensemble) if onestep_steps
                else onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"]))
+    keeps = keeps or (min(cfg.onestep.keep, onestep.members),)   # the run's (a saved single model: 1)
     rows = []
     for method, keep in ((m, x) for m in methods for x in keeps):
         model = resolvent.load(run_dir, method)
@@ -121,18 +124,19 @@ def main() -> None:
     ap.add_argument("--points", default=None, help="point kinds, comma-separated [default: the run's]")
     ap.add_argument("--onestep-steps", type=int, default=None,
                     help="refit the run's one-step model with this many Adam steps [default: the saved model]")
-    ap.add_argument("--ensemble", type=int, default=1, help="members of the refitted model [default: 1]")
-    ap.add_argument("--keep", default="0",
+    ap.add_argument("--ensemble", type=int, default=None, help="members of the refitted model [default: the config's]")
+    ap.add_argument("--keep", default=None,
                     help="comma-separated: answer by the mean of this many members per point, those whose "
-                         "rollouts lie closest to the others', one model fitted for all [default: 0, all]")
+                         "rollouts lie closest to the others', one model fitted for all (0: all) [default: the "
+                         "config's]")
     ap.add_argument("--out", default=None, help="also write the JSON lines here")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
     horizons = [int(k) for k in args.horizons.split(",")]
     methods = args.methods.split(",") if args.methods else None
-    keeps = tuple(int(x) for x in args.keep.split(","))
-    if any(keeps) and not (args.onestep_steps and max(keeps) <= args.ensemble):
-        ap.error("--keep M needs a refitted ensemble of at least M members: --onestep-steps N --ensemble E")
+    keeps = tuple(int(x) for x in args.keep.split(",")) if args.keep else None
+    if keeps and not args.onestep_steps:
+        ap.error("--keep needs a refitted ensemble: --onestep-steps N [--ensemble E]")
     if args.tiny:
         with tempfile.TemporaryDirectory(prefix="expansion-") as run_dir:
             cfg = EvaluateConfig(family="pendulum-angle", methods=("favor",), seeds=1, steps=20,

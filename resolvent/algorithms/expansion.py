@@ -90,10 +90,10 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
 
 
 def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
-    """w (E, n): 1/m on the m = keep (0: all) members least apart from the others at each point
-    (ties to the lower index), 0 elsewhere."""
+    """w (E, n): 1/m on the m = keep (0 or more than E: all) members least apart from the others
+    at each point (ties to the lower index), 0 elsewhere."""
     e, n = apart.shape
-    m = keep or e
+    m = min(keep or e, e)
     kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
     w = np.zeros((e, n))
     w[kept, np.arange(n)] = 1.0 / m
