@@ -84,13 +84,18 @@ def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, 
     return np.concatenate(cols, -1), keys
 
 
+def check(config: OneStepConfig) -> None:
+    """One clear error for an ensemble setting that cannot be fitted."""
+    if config.ensemble < 1 or not 0 <= config.keep <= config.ensemble:
+        raise ValueError(f"onestep: ensemble must be >= 1 members and keep between 0 (all) and ensemble, "
+                         f"got ensemble={config.ensemble}, keep={config.keep}")
+
+
 def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
         x_std: np.ndarray) -> OneStepModel:
     """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets, for each
     member of the ensemble (vmapped: its own initialisation and batches)."""
-    if config.ensemble < 1 or not 0 <= config.keep <= config.ensemble:
-        raise ValueError(f"onestep: ensemble must be >= 1 members and keep between 0 (all) and ensemble, "
-                         f"got ensemble={config.ensemble}, keep={config.keep}")
+    check(config)
     y, keys = targets(features)                                              # (n, dy)
     y_mean, y_std = y.mean(0), y.std(0)
     y_std = np.where(y_std < 1e-6, 0.0, y_std)   # 0: a quantity constant in the data is predicted as its mean
@@ -138,7 +143,7 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
 def predict(model: OneStepModel, obs, action) -> dict:
     """The transition quantities at (obs (n, ds), action (n, da)): obs, action, the predicted
     next_obs and scalars (n,) (an ensemble's mean)."""
-    return transition(model, obs, action, members(model, obs, action).mean(0))
+    return transition(model, obs, action, member_predictions(model, obs, action).mean(0))
 
 
 def rollout_step(model: OneStepModel, obs, action) -> dict:
@@ -165,7 +170,7 @@ def transition(model: OneStepModel, obs, action, y) -> dict:
     return out
 
 
-def members(model: OneStepModel, obs, action) -> jax.Array:
+def member_predictions(model: OneStepModel, obs, action) -> jax.Array:
     """Every member's normalised prediction (E, n, dy)."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
     x = (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std

@@ -13,6 +13,7 @@ import numpy as np
 
 from resolvent.algorithms import FQEConfig
 from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.algorithms.onestep import check as check_onestep
 from resolvent.config import from_dict, to_dict
 from resolvent.data import check_kind
 from resolvent.evaluation import PointsConfig
@@ -167,6 +168,7 @@ class EvaluateConfig:
             raise ValueError("method auto chooses by the trust report: trust cannot be off")
         if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):
             raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
+        check_onestep(self.onestep)
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

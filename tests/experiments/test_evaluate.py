@@ -127,6 +127,8 @@ def test_bad_config_is_rejected():
         EvaluateConfig.from_dict({"lr_decay": 1})
     with pytest.raises(ValueError, match="steps must be >= 1"):
         EvaluateConfig(steps=0)
+    with pytest.raises(ValueError, match="keep between 0 .all. and ensemble, got ensemble=2, keep=3"):
+        EvaluateConfig(onestep=OneStepConfig(ensemble=2, keep=3))
 
 
 def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatch):
