@@ -60,8 +60,9 @@ def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int | None = N
     config's): what the model changes, without retraining the operators."""
     data = src.data
     x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
-    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble or cfg.onestep.ensemble,
-                                              keep=0), cfg.seed,
+    ensemble = ensemble or cfg.onestep.ensemble
+    return fit_data_model(dataclasses.replace(cfg.onestep, steps=steps, ensemble=ensemble,
+                                              keep=min(cfg.onestep.keep, ensemble)), cfg.seed,
                           {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
 
 
@@ -75,7 +76,7 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
     methods = methods or [m for m in cfg.methods if m != "fqe"]
     onestep = (refit_onestep(cfg, src, onestep_steps, ensemble) if onestep_steps
                else onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"]))
-    keeps = keeps or (min(cfg.onestep.keep, onestep.members),)   # the run's (a saved single model: 1)
+    keeps = keeps or (onestep.keep,)   # the model's own
     rows = []
     for method, keep in ((m, x) for m in methods for x in keeps):
         model = resolvent.load(run_dir, method)

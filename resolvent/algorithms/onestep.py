@@ -114,16 +114,16 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
 
     if config.ensemble == 1:
         params = net.init(k_init, xj[:1])
-        update = member_step
+        update, init_opt = member_step, opt.init
     else:   # parameters (E, ...): every member its own initialisation and batches
         params = jax.vmap(lambda k: net.init(k, xj[:1]))(jax.random.split(k_init, config.ensemble))
         update = lambda p, o, k: jax.vmap(member_step)(p, o, jax.random.split(k, config.ensemble))  # noqa: E731
+        init_opt = jax.vmap(opt.init)
 
     def step(carry, k):
         params, opt_state, value = update(*carry, k)
         return (params, opt_state), value
 
-    init_opt = opt.init if config.ensemble == 1 else jax.vmap(opt.init)
     run = jax.jit(lambda carry, ks: jax.lax.scan(step, carry, ks))
     carry, step_keys = (params, init_opt(params)), jax.random.split(k_steps, config.steps)
     chunk = max(1, config.steps // 50)   # the same steps, scanned in chunks for the progress bar
