@@ -29,7 +29,7 @@ import numpy as np
 
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
-from resolvent.algorithms.expansion import Expansion, expand, expanded_q
+from resolvent.algorithms.expansion import Expansion, Rollouts, expanded_q
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
@@ -128,7 +128,7 @@ class OperatorModel:
                                     self.arch.random_features, self.arch.kernel_heads)
         self.scored_under_policy = NETWORKS[self.method].encoding == "policy"
         self._check_params()
-        self._expansion = (None, None)   # (points' tag, Expansion): the last rollout asked for
+        self.rollouts = Rollouts()       # the longest rollout asked for at the last points (shareable)
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.scored_under_policy:   # keys of the reference pool, computed once per seed
             net = self.network
@@ -248,13 +248,9 @@ class OperatorModel:
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
         """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
-        its states kept within the data's range (the last rollout is kept: asking again at the
-        same points reuses it)."""
-        obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
-        tag = (horizon, obs.shape, act.shape, hash(obs.tobytes()), hash(act.tobytes()),
-               None if self.onestep is None else (id(self.onestep.params), self.onestep.keep))
-        if self._expansion[0] == tag:
-            return self._expansion[1]
+        its states kept within the data's range. The longest rollout asked for at these points is
+        kept in ``rollouts``: a shorter horizon is its prefix. Models given one ``Rollouts`` (with
+        the same one-step model and policy) share it."""
         if self.onestep is None:
             raise ValueError(f"the {self.method!r} model has no one-step model of the data, which the "
                              f"expansion (horizon > 0) rolls out; use a model of the policy encoding "
@@ -263,8 +259,7 @@ class OperatorModel:
             raise ValueError("horizon > 0 rolls the target policy out: set model.target_policy (a callable "
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
-        self._expansion = (tag, expand(self.onestep, self.target_policy, obs, act, horizon))
-        return self._expansion[1]
+        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon)
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the

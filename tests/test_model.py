@@ -142,6 +142,10 @@ def test_expansion_through_the_model(policy_run, run_dir):
     np.testing.assert_allclose(q3, (first.weights * each.reshape(members, -1)).sum(0), rtol=1e-5, atol=1e-4)
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(model.q_values(const, obs, act, horizon=3), 3.0 / (1 - 0.99), rtol=1e-4)
+    other = resolvent.load(policy_run, method="fb")           # another operator shares the rollout
+    other.onestep, other.target_policy, other.rollouts = model.onestep, model.target_policy, model.rollouts
+    assert other.expansion(obs, act, 3) is first
+    np.testing.assert_array_equal(other.expansion(obs, act, 2).obs, first.prefix(2).obs)
     model.target_policy = None
     with pytest.raises(ValueError, match="horizon > 0 rolls the target policy out"):
         model.q_values(height, obs + 1, act, horizon=2)

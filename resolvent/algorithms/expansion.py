@@ -24,8 +24,11 @@ mean over members with weights that depend on the rollouts only:
 for every reward alike; the weights are >= 0 and sum to 1, so linearity, monotonicity and the
 constants hold as above.
 
-The rollout does not depend on the reward: ``expand`` runs it once per set of query points, and
-``expanded_q`` answers every reward from it with k reward evaluations and one operator call.
+The rollout depends neither on the reward nor on the operator: ``expand`` runs it once per set of
+query points, ``Expansion.prefix`` gives every shorter horizon from the same rollout (its first
+j steps, with the weights of those steps), and ``expanded_q`` answers every reward from it with
+k reward evaluations and one operator call. ``Rollouts`` keeps the longest rollout asked for at a
+set of points, so several operators and horizons share one.
 """
 from __future__ import annotations
 
@@ -50,11 +53,28 @@ class Expansion:
     alive: np.ndarray         # (k + 1, E n) c_t: 1 until the model's episode terminates
     obs: np.ndarray           # (E n, ds) s_k, where the operator takes over
     action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
-    weights: np.ndarray       # (E, n) w_e: the members' weights per point, >= 0, summing to 1
+    apart: np.ndarray         # (k + 1, E, n) sum_{t<=j} sum_e' ||(s^e_t - s^e'_t) / sigma|| after j steps
+    keep: int                 # m, the members kept per point (0: all)
 
     @property
     def horizon(self) -> int:
         return len(self.steps)
+
+    @property
+    def weights(self) -> np.ndarray:
+        """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
+        return member_weights(self.apart[-1], self.keep)
+
+    def prefix(self, horizon: int) -> "Expansion":
+        """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
+        horizon (the model and pi are deterministic), without rolling out again."""
+        if not 0 <= horizon <= self.horizon:
+            raise ValueError(f"a prefix of a {self.horizon}-step rollout has 0 to {self.horizon} steps, got {horizon}")
+        if horizon == self.horizon:
+            return self
+        head = self.steps[horizon]                  # x_j = (s_j, pi(s_j), ...): where the operator takes over
+        return Expansion(self.steps[:horizon], self.alive[:horizon + 1], np.asarray(head["obs"]),
+                         np.asarray(head["action"]), self.apart[:horizon + 1], self.keep)
 
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
@@ -69,7 +89,7 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = [np.ones(len(s), np.float32)]
     steps = []
-    apart = np.zeros((e, n))          # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||
+    apart = [np.zeros((e, n))]        # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
     scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
     for _ in range(horizon):
         x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
@@ -83,10 +103,26 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
         a = np.asarray(policy(s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
-        if e > 1:
-            z = (s / scale).reshape(e, 1, n, -1)
-            apart += np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1)     # (E, n)
-    return Expansion(tuple(steps), np.stack(alive), s, a, member_weights(apart, model.keep))
+        z = (s / scale).reshape(e, 1, n, -1)
+        apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))  # (E, n)
+    return Expansion(tuple(steps), np.stack(alive), s, a, np.stack(apart), model.keep)
+
+
+class Rollouts:
+    """The longest rollout asked for at one set of query points, shared: a shorter horizon at the
+    same points (from any operator holding this object) is its prefix."""
+
+    def __init__(self):
+        self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
+
+    def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
+            horizon: int) -> Expansion:
+        obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
+        tag = (id(model.params), model.keep, id(policy), obs.shape, action.shape,
+               hash(obs.tobytes()), hash(action.tobytes()))
+        if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
+            self._last = (tag, expand(model, policy, obs, action, horizon))
+        return self._last[1].prefix(horizon)
 
 
 def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:

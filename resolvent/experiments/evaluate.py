@@ -27,20 +27,45 @@ from pathlib import Path
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.algorithms.expansion import Rollouts
 from resolvent.data import KINDS
-from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
-                                                   OPERATORS, PRESET_METHODS, PRESETS, REF_ACTIONS, TRUST,
-                                                   EvaluateConfig, default_fqe, paper_fqe)
-from resolvent.experiments.methods import (Method, fqe_oracle, inference_model, make_method, oracle_set,
-                                           policy_method, run_fqe, sf_basis)
+from resolvent.experiments.evaluate_config import (
+    ABSORBING,
+    AUTO_CANDIDATES,
+    DEFAULT_METHODS,
+    METHODS,
+    OPERATORS,
+    PRESET_METHODS,
+    PRESETS,
+    REF_ACTIONS,
+    TRUST,
+    EvaluateConfig,
+    default_fqe,
+    paper_fqe,
+)
+from resolvent.experiments.methods import (
+    Method,
+    fqe_oracle,
+    inference_model,
+    make_method,
+    oracle_set,
+    policy_method,
+    run_fqe,
+    sf_basis,
+)
 from resolvent.experiments.plots import plot_evaluate
-from resolvent.experiments.problem import (SETS, Problem, RewardSet, prepare, reference_features,
-                                           reward_set)
+from resolvent.experiments.problem import SETS, Problem, RewardSet, prepare, reference_features, reward_set
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_predictions, score
-from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
-                                           policy_fingerprint)
+from resolvent.experiments.sources import (
+    Rewards,
+    Source,
+    check_same_policy,
+    dataset_source,
+    family_source,
+    policy_fingerprint,
+)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import named_key
 from resolvent.model import OperatorModel, split_method
@@ -79,23 +104,26 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
     like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``. The run's
-    one-step model (fitted for the policy encoding) and target policy serve every operator."""
+    one-step model (fitted for the policy encoding) and target policy serve every operator, and one
+    rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     if not cfg.horizons or p.pi is None or p.y is None:
         return {}
     raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
     ds = p.features["obs"].shape[1]
-    out = {}
+    out, rollouts = {}, Rollouts()
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
         model = OperatorModel.load(run.path / "models", name)
-        model.onestep, model.target_policy = p.pi.model, p.source.policy
-        for k in cfg.horizons:
+        model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
+        answers = {}
+        for k in sorted(cfg.horizons, reverse=True):   # the longest first: the others are its prefixes
             pred = {s: np.stack([model.q_values(r, raw[:, :ds], raw[:, ds:], seed=None, horizon=k)
                                  for _, r in p.source.rewards[s]], 1)       # (S, R, n_all)
                     for s in SETS if len(p.sets[s])}
             if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
                 save_predictions(run, f"{name}+k{k}", pred, p)
-            out[f"{name}+k{k}"] = {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
-                                   "seconds": methods[name]["seconds"], "horizon": k}
+            answers[k] = {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
+                          "seconds": methods[name]["seconds"], "horizon": k}
+        out.update({f"{name}+k{k}": answers[k] for k in sorted(answers)})
     return out
 
 

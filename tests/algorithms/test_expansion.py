@@ -3,7 +3,7 @@ and the operator's exact properties kept (linear, monotone, constants)."""
 import numpy as np
 import pytest
 
-from resolvent.algorithms.expansion import expand, expanded_q
+from resolvent.algorithms.expansion import Rollouts, expand, expanded_q
 from resolvent.algorithms.onestep import OneStepModel
 
 GAMMA = 0.9
@@ -129,3 +129,36 @@ def test_an_ensemble_rolls_every_member_and_keeps_the_central_ones():
     r2, g2 = (lambda f: f["obs"][:, 1] ** 2), (lambda s, a: s[None, :, 1] ** 2)
     both = expanded_q(e, lambda f: height(f) - 3 * r2(f), lambda s, a: bootstrap(s, a) - 3 * g2(s, a), GAMMA)
     np.testing.assert_allclose(both, q - 3 * expanded_q(e, r2, g2, GAMMA), rtol=1e-5, atol=1e-5)
+
+
+def test_a_prefix_is_the_shorter_rollout():
+    """Expansion.prefix(j) of a k-step rollout equals expand(j) (states, actions, survival, the
+    members' weights after j steps, answers); Rollouts rolls out only for a longer horizon or new
+    points."""
+    d = np.array([0.4, -0.3], np.float32)
+    model = ensemble([d, d * 1.5, -2 * d], keep=2)._replace(low=np.array([-1.5, -1.5], np.float32),
+                                                            high=np.array([1.5, 1.5], np.float32))
+    long = expand(model, policy, OBS, ACT, 7)
+    for j in (0, 1, 3, 7):
+        short, cut = expand(model, policy, OBS, ACT, j), long.prefix(j)
+        assert cut.horizon == j
+        for field in ("alive", "obs", "action", "apart", "weights"):
+            np.testing.assert_array_equal(getattr(cut, field), getattr(short, field), err_msg=field)
+        answer = lambda e: expanded_q(e, height, bootstrap, GAMMA)  # noqa: E731
+        np.testing.assert_array_equal(answer(cut), answer(short))
+    with pytest.raises(ValueError, match="0 to 7 steps"):
+        long.prefix(8)
+    calls = []
+
+    def counted(s):
+        calls.append(len(s))
+        return policy(s)
+
+    rollouts = Rollouts()
+    first = rollouts.get(model, counted, OBS, ACT, 5)
+    assert len(calls) == 5
+    np.testing.assert_array_equal(rollouts.get(model, counted, OBS, ACT, 2).obs, first.prefix(2).obs)
+    assert rollouts.get(model, counted, OBS, ACT, 5) is first and len(calls) == 5    # no new rollout
+    rollouts.get(model, counted, OBS + 0.1, ACT, 2)                                  # new points
+    rollouts.get(model, counted, OBS + 0.1, ACT, 4)                                  # a longer horizon
+    assert len(calls) == 5 + 2 + 4
