@@ -83,6 +83,8 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
         model.onestep = onestep._replace(keep=keep)
         label = f"{method}+keep{keep}" if len(keeps) > 1 else method
         for kind, gt in src.points.items():
+            if max(horizons):   # one rollout of the longest horizon: every shorter one is its prefix
+                model.expansion(gt.obs0, gt.action0, max(horizons))
             for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
                 rewards = src.rewards.get(s, [])
                 if not rewards:
