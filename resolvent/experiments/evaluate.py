@@ -29,43 +29,19 @@ import numpy as np
 
 from resolvent.algorithms.expansion import Rollouts
 from resolvent.data import KINDS
-from resolvent.experiments.evaluate_config import (
-    ABSORBING,
-    AUTO_CANDIDATES,
-    DEFAULT_METHODS,
-    METHODS,
-    OPERATORS,
-    PRESET_METHODS,
-    PRESETS,
-    REF_ACTIONS,
-    TRUST,
-    EvaluateConfig,
-    default_fqe,
-    paper_fqe,
-)
-from resolvent.experiments.methods import (
-    Method,
-    fqe_oracle,
-    inference_model,
-    make_method,
-    oracle_set,
-    policy_method,
-    run_fqe,
-    sf_basis,
-)
+from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
+                                                   OPERATORS, PRESET_METHODS, PRESETS, REF_ACTIONS, TRUST,
+                                                   EvaluateConfig, default_fqe, paper_fqe)
+from resolvent.experiments.methods import (Method, fqe_oracle, inference_model, make_method, oracle_set,
+                                           policy_method, run_fqe, sf_basis)
 from resolvent.experiments.plots import plot_evaluate
-from resolvent.experiments.problem import SETS, Problem, RewardSet, prepare, reference_features, reward_set
+from resolvent.experiments.problem import (SETS, Problem, RewardSet, prepare, reference_features,
+                                           reward_set)
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_predictions, score
-from resolvent.experiments.sources import (
-    Rewards,
-    Source,
-    check_same_policy,
-    dataset_source,
-    family_source,
-    policy_fingerprint,
-)
+from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
+                                           policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import named_key
 from resolvent.model import OperatorModel, split_method
