@@ -21,7 +21,8 @@ state-action pairs of the dataset, warm (the median of 5 after one call):
 
 Each operator of a policy-scored run also answers by its model-based expansion ``METHOD+kK``
 (``--horizons``, default the run's own): ``rollout_ms`` is the one-step model's K-step rollout
-under pi from the pairs (once per set of points, shared by every reward), ``answer_ms`` a new
+under pi from the pairs (once per set of points, shared by every reward and operator; measured
+once per K), ``answer_ms`` a new
 reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
 at points already rolled out.
 
@@ -129,7 +130,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
     horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
-    rows = []
+    rows, rollout_ms = [], {}   # rollout_ms per k: the run's one-step model and pi, whichever operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
@@ -141,10 +142,11 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
         for k in horizons if model.onestep is not None else ():
-            rollout_ms = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
+            if k not in rollout_ms:
+                rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
             rolled_ms = warm_ms(lambda: model.q_values(reward, obs, act, horizon=k))   # its rollout kept
-            rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms, "rolled_ms": rolled_ms,
-                         "answer_ms": rollout_ms + rolled_ms,
+            rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
+                         "answer_ms": rollout_ms[k] + rolled_ms,
                          "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0, horizon=k) - truth) ** 2))})
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
     for r in rows:
