@@ -1,7 +1,8 @@
 """Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
 
     python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60,150,400]
-        [--points reset,trajectory,dataset] [--onestep-steps N [--ensemble E --keep M]] [--out FILE.jsonl]
+        [--points reset,trajectory,dataset] [--onestep-steps N [--ensemble E --keep M] [--onestep-file F.npz]]
+        [--out FILE.jsonl] [--predictions FILE.npz]
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
 
 For every trained operator of a finished ``resolvent evaluate`` run (the FQE oracle excepted),
@@ -15,6 +16,9 @@ every method, the paper's networks included: it is a model of the data, not of a
 ``--onestep-steps N`` fits that model again with N Adam steps instead (the operators unchanged);
 with ``--ensemble E`` as E members, each rolled out on its own, and ``--keep M,...`` answers
 by the mean of the M most central members per point (``OneStepConfig``; one fit for every M).
+``--onestep-file F.npz`` keeps that refit: read from F where it exists, else fitted and written
+there. ``--predictions FILE.npz`` writes every answer and its truth (``METHOD|kK|SET|KIND`` and
+``truth|SET|KIND``, each (rewards, points)) for studies of the answers themselves.
 Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
 scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
@@ -24,6 +28,7 @@ import argparse
 import dataclasses
 import json
 import tempfile
+from pathlib import Path
 
 import numpy as np
 
@@ -35,6 +40,7 @@ from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import dataset_source, family_source
 from resolvent.experiments.policy_refs import fit_data_model
 from resolvent.experiments.problem import input_stats
+from resolvent.io import atomic_savez
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
@@ -68,14 +74,24 @@ def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int | None = N
 
 def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,
           onestep_steps: int | None = None, ensemble: int | None = None,
-          keeps: tuple[int, ...] | None = None) -> list[dict]:
+          keeps: tuple[int, ...] | None = None, onestep_file: str | None = None,
+          answers: dict | None = None) -> list[dict]:
+    """One row per method, horizon, reward set and kind of points; ``answers`` (if given) gets
+    every prediction and truth, (R, n) each."""
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     if points:   # other evaluation points than the run's own (a run made before they existed)
         cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
     src = family_source(cfg) if cfg.data is None else dataset_source(cfg)
     methods = methods or [m for m in cfg.methods if m != "fqe"]
-    onestep = (refit_onestep(cfg, src, onestep_steps, ensemble) if onestep_steps
-               else onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"]))
+    if onestep_file and Path(onestep_file).is_file():
+        with np.load(onestep_file) as z:
+            onestep = onestep_model.from_arrays({k: z[k] for k in z.files})
+    elif onestep_steps:
+        onestep = refit_onestep(cfg, src, onestep_steps, ensemble)
+        if onestep_file:
+            atomic_savez(onestep_file, **onestep_model.to_arrays(onestep))
+    else:
+        onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
     keeps = keeps or (onestep.keep,)   # the model's own
     rows = []
     for method, keep in ((m, x) for m in methods for x in keeps):
@@ -93,6 +109,8 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
                 for k in horizons:
                     pred = np.stack([model.q_values(r, gt.obs0, gt.action0, seed=None, horizon=k).mean(0)
                                      for _, r in rewards])                           # (R, n)
+                    if answers is not None:
+                        answers[f"{label}|k{k}|{s}|{kind}"], answers[f"truth|{s}|{kind}"] = pred, truth
                     mse = ((pred - truth) ** 2).mean(1)                                 # (R,)
                     r2 = 1 - mse / np.maximum(truth.var(1), 1e-8)
                     worst = int(np.argmin(r2))
@@ -132,12 +150,16 @@ def main() -> None:
                     help="comma-separated: answer by the mean of this many members per point, those whose "
                          "rollouts lie closest to the others', one model fitted for all (0: all) [default: the "
                          "config's]")
+    ap.add_argument("--onestep-file", default=None,
+                    help="an .npz that keeps the refitted model: read where it exists, else written")
     ap.add_argument("--out", default=None, help="also write the JSON lines here")
+    ap.add_argument("--predictions", default=None, help="write every answer and its truth to this .npz")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
     horizons = [int(k) for k in args.horizons.split(",")]
     methods = args.methods.split(",") if args.methods else None
     keeps = tuple(int(x) for x in args.keep.split(",")) if args.keep else None
+    answers = {} if args.predictions else None
     if keeps and not args.onestep_steps:
         ap.error("--keep needs a refitted ensemble: --onestep-steps N [--ensemble E]")
     if args.tiny:
@@ -146,14 +168,17 @@ def main() -> None:
                                  log_every=10, checkpoint_every=20, trust="off", **TINY)
             run_evaluate(cfg, run_dir, plot=False)
             rows = bench(run_dir, methods, [0, 2], onestep_steps=args.onestep_steps, ensemble=args.ensemble,
-                         keeps=keeps)
+                         keeps=keeps, onestep_file=args.onestep_file, answers=answers)
     else:
         if args.run is None:
             ap.error("give a run directory, or --tiny")
-        rows = bench(args.run, methods, horizons, args.points, args.onestep_steps, args.ensemble, keeps)
+        rows = bench(args.run, methods, horizons, args.points, args.onestep_steps, args.ensemble, keeps,
+                     args.onestep_file, answers)
     if args.out:
         with open(args.out, "w") as f:
             f.writelines(json.dumps(r) + "\n" for r in rows)
+    if args.predictions:
+        atomic_savez(args.predictions, **answers)
     print(table(rows))
 
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -48,6 +49,8 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     args, fields = RUNS[script]
     if script == "ablation.py":
         args = [*args, "--out", str(tmp_path / "ablation")]
+    if script == "expansion.py":   # the refit kept in a file, every answer written
+        args = [*args, "--onestep-file", str(tmp_path / "model.npz"), "--predictions", str(tmp_path / "answers.npz")]
     out = run(script, args, tmp_path)
     assert out.returncode == 0, out.stderr[-3000:]
     rows = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
@@ -61,5 +64,10 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
             assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + r["rolled_ms"], abs=2e-3)
     if script == "ablation.py":
         assert [r["variant"] for r in results] == [{"m": 8}]
+    if script == "expansion.py":
+        with np.load(tmp_path / "answers.npz") as z:
+            assert {"favor|k2|probe|reset", "truth|probe|reset"} <= set(z.files)
+            assert z["favor|k2|probe|reset"].shape == z["truth|probe|reset"].shape
+        assert (tmp_path / "model.npz").is_file()
     if script == "control_throughput.py":
         assert [r.get("network", r.get("critic")) for r in results] == ["attention", "maxout", "maxout"]
