@@ -1,6 +1,6 @@
 """Accuracy of the model-based expansion G_k (``resolvent/algorithms/expansion.py``) by horizon k.
 
-    python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60,150,400]
+    python benchmarks/expansion.py RUN_DIR [--methods favor,fb,sf,attention] [--horizons 0,10,30,60,150,400,auto]
         [--points reset,trajectory,dataset] [--onestep-steps N [--ensemble E --keep M] [--onestep-file F.npz]]
         [--out FILE.jsonl] [--predictions FILE.npz]
     python benchmarks/expansion.py --tiny          # a smoke run: trains a tiny run first
@@ -19,6 +19,9 @@ by the mean of the M most central members per point (``OneStepConfig``; one fit 
 ``--onestep-file F.npz`` keeps that refit: read from F where it exists, else fitted and written
 there. ``--predictions FILE.npz`` writes every answer and its truth (``METHOD|kK|SET|KIND`` and
 ``truth|SET|KIND``, each (rewards, points)) for studies of the answers themselves.
+``auto`` among the horizons answers with k chosen per reward among the others
+(``algorithms/horizon.py``: the model checked along the data's stretches, every other operator
+of the run its peer), as ``METHOD+kauto`` does.
 Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
 scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
@@ -34,6 +37,7 @@ import numpy as np
 
 import resolvent
 from resolvent.algorithms import onestep as onestep_model
+from resolvent.algorithms.horizon import find_stretches
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.evaluation.metrics import rel_rmse, spearman
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
@@ -41,6 +45,7 @@ from resolvent.experiments.evaluate import dataset_source, family_source
 from resolvent.experiments.policy_refs import fit_data_model
 from resolvent.experiments.problem import input_stats
 from resolvent.io import atomic_savez
+from resolvent.model import AUTO
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
@@ -72,12 +77,13 @@ def refit_onestep(cfg: EvaluateConfig, src, steps: int, ensemble: int | None = N
                           {k: data[k] for k in src.spec.feature_keys}, x_mean, x_std)
 
 
-def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: str | None = None,
+def bench(run_dir: str, methods: list[str] | None, horizons: list, points: str | None = None,
           onestep_steps: int | None = None, ensemble: int | None = None,
           keeps: tuple[int, ...] | None = None, onestep_file: str | None = None,
           answers: dict | None = None) -> list[dict]:
-    """One row per method, horizon, reward set and kind of points; ``answers`` (if given) gets
-    every prediction and truth, (R, n) each."""
+    """One row per method, horizon (an int, or "auto": chosen per reward, ``algorithms/horizon.py``,
+    the run's other operators its peers), reward set and kind of points; ``answers`` (if given)
+    gets every prediction and truth, (R, n) each."""
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     if points:   # other evaluation points than the run's own (a run made before they existed)
         cfg = dataclasses.replace(cfg, eval_points=tuple(points.split(",")))
@@ -93,14 +99,22 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list[int], points: 
     else:
         onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
     keeps = keeps or (onestep.keep,)   # the model's own
+    fixed = [k for k in horizons if k != AUTO]
+    if AUTO in horizons:   # the choice per reward: the data's stretches, every other operator of the run as peer
+        stretches = find_stretches({k: np.asarray(src.data[k]) for k in src.spec.feature_keys}, max(fixed),
+                                   cfg.stretches or 256, cfg.seed)
+        everyone = {m: resolvent.load(run_dir, m) for m in cfg.methods if m != "fqe"}
     rows = []
     for method, keep in ((m, x) for m in methods for x in keeps):
         model = resolvent.load(run_dir, method)
         model.onestep = onestep._replace(keep=keep)
+        if AUTO in horizons:
+            model.horizons, model.stretches = tuple(k for k in fixed if k), stretches
+            model.peers = tuple(m for name, m in everyone.items() if name != method)
         label = f"{method}+keep{keep}" if len(keeps) > 1 else method
         for kind, gt in src.points.items():
-            if max(horizons):   # one rollout of the longest horizon: every shorter one is its prefix
-                model.expansion(gt.obs0, gt.action0, max(horizons))
+            if max(fixed):   # one rollout of the longest horizon: every shorter one is its prefix
+                model.expansion(gt.obs0, gt.action0, max(fixed))
             for s in ("train", "test", "probe") if cfg.data is not None else ("test", "probe"):
                 rewards = src.rewards.get(s, [])
                 if not rewards:
@@ -141,7 +155,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run", nargs="?", default=None, help="a finished evaluate run")
     ap.add_argument("--methods", default=None, help="comma-separated [default: the run's operators]")
-    ap.add_argument("--horizons", default="0,10,30,60,150,400", help="comma-separated k")
+    ap.add_argument("--horizons", default="0,10,30,60,150,400",
+                    help="comma-separated k; 'auto': chosen per reward among the others")
     ap.add_argument("--points", default=None, help="point kinds, comma-separated [default: the run's]")
     ap.add_argument("--onestep-steps", type=int, default=None,
                     help="refit the run's one-step model with this many Adam steps [default: the saved model]")
@@ -156,7 +171,7 @@ def main() -> None:
     ap.add_argument("--predictions", default=None, help="write every answer and its truth to this .npz")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: trains a tiny run, checks the script")
     args = ap.parse_args()
-    horizons = [int(k) for k in args.horizons.split(",")]
+    horizons = [k if k == AUTO else int(k) for k in args.horizons.split(",")]
     methods = args.methods.split(",") if args.methods else None
     keeps = tuple(int(x) for x in args.keep.split(",")) if args.keep else None
     answers = {} if args.predictions else None
@@ -164,10 +179,10 @@ def main() -> None:
         ap.error("--keep needs a refitted ensemble: --onestep-steps N [--ensemble E]")
     if args.tiny:
         with tempfile.TemporaryDirectory(prefix="expansion-") as run_dir:
-            cfg = EvaluateConfig(family="pendulum-angle", methods=("favor",), seeds=1, steps=20,
+            cfg = EvaluateConfig(family="pendulum-angle", methods=("favor", "fb"), seeds=1, steps=20,
                                  log_every=10, checkpoint_every=20, trust="off", **TINY)
             run_evaluate(cfg, run_dir, plot=False)
-            rows = bench(run_dir, methods, [0, 2], onestep_steps=args.onestep_steps, ensemble=args.ensemble,
+            rows = bench(run_dir, methods, [0, 2, AUTO], onestep_steps=args.onestep_steps, ensemble=args.ensemble,
                          keeps=keeps, onestep_file=args.onestep_file, answers=answers)
     else:
         if args.run is None:

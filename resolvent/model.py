@@ -30,6 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.expansion import Expansion, Rollouts, expanded_q
+from resolvent.algorithms.horizon import Stretches, choose, model_errors
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
@@ -40,6 +41,7 @@ from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
+AUTO = "auto"   # the expansion horizon chosen per reward (``METHOD+kauto``)
 
 
 class CheckpointError(RuntimeError):
@@ -120,7 +122,12 @@ class OperatorModel:
     onestep: onestep_model.OneStepModel | None = None  # policy encoding: the one-step model of the data
     target_policy: Callable | None = None  # pi, observations (n, ds) -> actions (n, da): the expansion's
     #                                        actor (not saved: ``load`` attaches the run's own)
-    horizon: int = 0                    # q_values' default expansion horizon k (``load(run, "favor+k30")``)
+    horizon: int | str = 0              # q_values' default expansion horizon k (``load(run, "favor+k30")``),
+    #                                     or "auto": chosen per reward (``choose_horizon``)
+    horizons: tuple[int, ...] = ()      # "auto"'s candidates besides 0 (the run's horizons)
+    stretches: Stretches | None = None  # "auto": the data's stretches that check the one-step model
+    peers: tuple = ()                   # "auto": other operators of the same data (their spread is e_op)
+    #                                     (these three are not saved with the model: ``load`` attaches the run's)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -227,11 +234,14 @@ class OperatorModel:
         next quantities from its one-step model, where the reward reads them. ``horizon`` = k > 0
         answers the model-based expansion G_k[r] (``algorithms/expansion.py``): k steps of the
         one-step model under ``target_policy``, then G; the rollout is shared by every reward
-        asked at the same points. None: the model's own ``horizon``.
+        asked at the same points. "auto": k chosen for this reward (``choose_horizon``). None:
+        the model's own ``horizon``.
         """
         if seed is not None:
             self._check_seed(seed)
         horizon = self.horizon if horizon is None else horizon
+        if horizon == AUTO:
+            horizon = self.choose_horizon(reward, observations, actions)
         if horizon:
             q = expanded_q(self.expansion(observations, actions, horizon), reward,
                            lambda s, a: self._q(reward, s, a), self.gamma)
@@ -260,6 +270,25 @@ class OperatorModel:
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
         return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon)
+
+    def choose_horizon(self, reward: Reward, observations, actions) -> int:
+        """k*(r) = argmin_k e_model(r, k) + gamma^(2k) e_op(r) over 0 and ``horizons``
+        (``algorithms/horizon.py``): e_model the one-step model's error along the data's
+        ``stretches``, e_op the spread of this operator's and its ``peers``' answers at the points."""
+        if self.stretches is None or not self.peers or not self.horizons:
+            raise ValueError(f"horizon 'auto' chooses among the run's horizons by the one-step model's error "
+                             f"along stretches of the data and the spread of several operators: load it with "
+                             f"resolvent.load(run, '{self.method}+kauto') from a run with horizons, stretches > 0 "
+                             f"and two or more operators (this model has {len(self.horizons)} horizons, "
+                             f"{'no' if self.stretches is None else 'its'} stretches, {len(self.peers)} peers)")
+        if self.onestep is None or self.target_policy is None:
+            self.expansion(observations, actions, 1)    # the one clear error of a model that cannot roll out
+        answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
+                            for m in (self, *self.peers)])                     # (M, b)
+        e_op = float(answers.var(0).mean())
+        check = self.rollouts.validation(self.onestep, self.target_policy, self.stretches)
+        candidates = (0, *self.horizons)
+        return choose(model_errors(check, self.stretches, reward, candidates, self.gamma), e_op, candidates, self.gamma)
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the
@@ -370,19 +399,56 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     model.target_policy, model.horizon = run_policy(run_dir), horizon
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
         for path in sorted(models.glob("*.npz")):
+            if path.name == STRETCHES:
+                continue
             with np.load(path) as z:
                 model.onestep = onestep_model.from_arrays({k: z[k] for k in z.files if k.startswith("onestep_")})
             if model.onestep is not None:
                 break
+    if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
+        config = json.loads((Path(run_dir) / "config.json").read_text())
+        model.horizons = tuple(int(k) for k in config.get("horizons", ()))
+        model.stretches = load_stretches(models)
+        model.peers = tuple(OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json")) if p.stem != base)
     return model
 
 
-def split_method(method: str) -> tuple[str, int]:
-    """``"favor+k30"`` -> ("favor", 30): an operator and its expansion horizon (0: none)."""
+STRETCHES = "stretches.npz"   # a run's stretches of the data, beside its models
+
+
+def save_stretches(stretches: Stretches, directory: str | Path) -> None:
+    atomic_savez(Path(directory) / STRETCHES, alive=stretches.alive,
+                 **{f"f_{k}": np.asarray(v) for k, v in stretches.features.items()})
+
+
+def load_stretches(directory: str | Path) -> Stretches | None:
+    """The stretches saved beside a run's models (None: the run has none)."""
+    path = Path(directory) / STRETCHES
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as z:
+            return Stretches({k[2:]: z[k] for k in z.files if k.startswith("f_")}, z["alive"])
+    except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
+        raise CheckpointError(f"{path} is corrupt or incomplete ({type(e).__name__}: {e}); "
+                              f"rerun the run's evaluation (--resume) to write it again") from None
+
+
+def split_method(method: str) -> tuple[str, int | str]:
+    """``"favor+k30"`` -> ("favor", 30): an operator and its expansion horizon (0: none; "auto":
+    ``favor+kauto``, chosen per reward)."""
     base, sep, k = method.partition("+k")
+    if sep and k == AUTO:
+        return base, AUTO
     if sep and not (k.isdigit() and int(k) > 0):
-        raise ValueError(f"{method!r}: an expansion is named OPERATOR+kK with K >= 1 model steps (e.g. favor+k30)")
+        raise ValueError(f"{method!r}: an expansion is named OPERATOR+kK with K >= 1 model steps (e.g. favor+k30), "
+                         f"or OPERATOR+kauto")
     return base, int(k) if sep else 0
+
+
+def horizon_rank(horizon: int | str) -> int:
+    """An order of horizons for ties: auto below every fixed horizon (those are linear in r)."""
+    return -1 if horizon == AUTO else int(horizon)
 
 
 class RunPolicy:

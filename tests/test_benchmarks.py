@@ -66,7 +66,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
         assert [r["variant"] for r in results] == [{"m": 8}]
     if script == "expansion.py":
         with np.load(tmp_path / "answers.npz") as z:
-            assert {"favor|k2|probe|reset", "truth|probe|reset"} <= set(z.files)
+            assert {"favor|k2|probe|reset", "favor|kauto|probe|reset", "truth|probe|reset"} <= set(z.files)
             assert z["favor|k2|probe|reset"].shape == z["truth|probe|reset"].shape
         assert (tmp_path / "model.npz").is_file()
     if script == "control_throughput.py":

@@ -1,3 +1,5 @@
+import json
+
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -83,7 +85,6 @@ def test_corrupt_model_file_gets_a_clear_error(run_dir, tmp_path):
 def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
     """A saved model's architecture is a typed record: it comes back equal, and a key nobody
     knows (a model written by another program) is one clear error naming it."""
-    import json
 
     model = resolvent.load(run_dir, method="attention")
     model.save(tmp_path)
@@ -156,7 +157,6 @@ def test_expansion_through_the_model(policy_run, run_dir):
 def test_expansions_are_scored_and_loaded_by_name(policy_run):
     """A run with a one-step model scores every operator's expansions (``METHOD+kK`` entries,
     the reset-point metrics included) and ``load(run, "favor+k30")`` answers by that expansion."""
-    import json
 
     methods = json.loads((policy_run / "results.json").read_text())["methods"]
     for name in ("favor+k10", "favor+k30", "favor+k60", "fb+k60"):
@@ -172,3 +172,28 @@ def test_expansions_are_scored_and_loaded_by_name(policy_run):
                                   resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon=30))
     with pytest.raises(ValueError, match="OPERATOR\\+kK"):
         resolvent.load(policy_run, "favor+kx")
+
+
+def test_horizon_chosen_per_reward(policy_run):
+    """METHOD+kauto: each reward's k from 0 and the run's horizons (the model's error along the
+    data's stretches against the operators' spread), the answer that horizon's; a constant's Q
+    stays exact; the run's results record every reward's choice; a model without the run's
+    stretches and peers says what it needs."""
+    model = resolvent.load(policy_run, "favor+kauto")
+    assert model.horizon == "auto" and model.horizons == (10, 30, 60, 150, 400)
+    assert [p.method for p in model.peers] == ["fb"] and model.stretches is not None
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    k = model.choose_horizon(height, obs, act)
+    assert k in (0, *model.horizons)
+    np.testing.assert_array_equal(model.q_values(height, obs, act), model.q_values(height, obs, act, horizon=k))
+    const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
+    np.testing.assert_allclose(model.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
+    entry = json.loads((policy_run / "results.json").read_text())["methods"]["favor+kauto"]
+    assert entry["horizon"] == "auto" and set(entry["horizon_each"]) >= {"train", "test", "probe"}
+    assert set(entry["horizon_each"]["probe"].values()) <= {0, 10, 30, 60, 150, 400}
+    with pytest.raises(ValueError, match="horizon 'auto' chooses"):
+        resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon="auto")
+    with pytest.raises(ValueError, match="or OPERATOR\\+kauto"):
+        resolvent.load(policy_run, "favor+kfast")

@@ -38,7 +38,8 @@ from typing import Callable
 import jax
 import numpy as np
 
-from resolvent.algorithms.onestep import OneStepModel, rollout_step
+from resolvent.algorithms.horizon import validate
+from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
 from resolvent.rewards.probes import evaluate_reward
 
 Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
@@ -110,10 +111,19 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
 
 class Rollouts:
     """The longest rollout asked for at one set of query points, shared: a shorter horizon at the
-    same points (from any operator holding this object) is its prefix."""
+    same points (from any operator holding this object) is its prefix. Also holds the rollout
+    along the data's stretches that checks the model for the horizon's choice (``validation``)."""
 
     def __init__(self):
         self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
+        self._validation: tuple | None = None   # (tag of the model, policy and stretches, Validation)
+
+    def validation(self, model: OneStepModel, policy: Policy, stretches):
+        """``algorithms.horizon.validate`` of the model along the stretches, once."""
+        tag = (id(model.params), model.keep, id(policy), id(stretches))
+        if self._validation is None or self._validation[0] != tag:
+            self._validation = (tag, validate(model, policy, stretches))
+        return self._validation[1]
 
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
             horizon: int) -> Expansion:
@@ -123,17 +133,6 @@ class Rollouts:
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = (tag, expand(model, policy, obs, action, horizon))
         return self._last[1].prefix(horizon)
-
-
-def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
-    """w (E, n): 1/m on the m = keep (0 or more than E: all) members least apart from the others
-    at each point (ties to the lower index), 0 elsewhere."""
-    e, n = apart.shape
-    m = min(keep or e, e)
-    kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
-    w = np.zeros((e, n))
-    w[kept, np.arange(n)] = 1.0 / m
-    return w
 
 
 def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],

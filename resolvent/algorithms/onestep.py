@@ -170,6 +170,17 @@ def transition(model: OneStepModel, obs, action, y) -> dict:
     return out
 
 
+def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
+    """w (E, n): 1/m on the m = keep (0 or more than E: all) members least apart from the others
+    at each point (ties to the lower index), 0 elsewhere."""
+    e, n = apart.shape
+    m = min(keep or e, e)
+    kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
+    w = np.zeros((e, n))
+    w[kept, np.arange(n)] = 1.0 / m
+    return w
+
+
 def member_predictions(model: OneStepModel, obs, action) -> jax.Array:
     """Every member's normalised prediction (E, n, dy)."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)

@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms.expansion import Rollouts
+from resolvent.algorithms.horizon import find_stretches
 from resolvent.data import KINDS
 from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
                                                    OPERATORS, PRESET_METHODS, PRESETS, REF_ACTIONS, TRUST,
@@ -44,7 +45,7 @@ from resolvent.experiments.sources import (Rewards, Source, check_same_policy, d
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import named_key
-from resolvent.model import OperatorModel, split_method
+from resolvent.model import AUTO, OperatorModel, save_stretches, split_method
 
 
 def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
@@ -79,27 +80,48 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 
 def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
-    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``. The run's
+    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``, and
+    ``METHOD+kauto``, K chosen per reward (``algorithms/horizon.py``; its choices in
+    ``horizon_each``) where the data has stretches and the run two or more operators. The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     if not cfg.horizons or p.pi is None or p.y is None:
         return {}
     raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
-    ds = p.features["obs"].shape[1]
-    out, rollouts = {}, Rollouts()
+    obs, act = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
+    rollouts, models = Rollouts(), {}
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
-        model = OperatorModel.load(run.path / "models", name)
+        models[name] = model = OperatorModel.load(run.path / "models", name)
         model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
+    stretches = (find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
+                 if cfg.stretches and len(models) > 1 else None)
+    if stretches is not None:
+        save_stretches(stretches, run.path / "models")
+
+    def entry(pred: dict, name: str, horizon) -> dict:
+        return {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
+                "seconds": methods[name]["seconds"], "horizon": horizon}
+
+    out = {}
+    for name, model in models.items():
         answers = {}
         for k in sorted(cfg.horizons, reverse=True):   # the longest first: the others are its prefixes
-            pred = {s: np.stack([model.q_values(r, raw[:, :ds], raw[:, ds:], seed=None, horizon=k)
+            pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=k)
                                  for _, r in p.source.rewards[s]], 1)       # (S, R, n_all)
                     for s in SETS if len(p.sets[s])}
             if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
                 save_predictions(run, f"{name}+k{k}", pred, p)
-            answers[k] = {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
-                          "seconds": methods[name]["seconds"], "horizon": k}
+            answers[k] = entry(pred, name, k)
         out.update({f"{name}+k{k}": answers[k] for k in sorted(answers)})
+        if stretches is None:
+            continue
+        model.horizons, model.stretches = tuple(cfg.horizons), stretches
+        model.peers = tuple(m for other, m in models.items() if other != name)
+        chosen = {s: {r_name: model.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
+                  for s in SETS if len(p.sets[s])}
+        pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=chosen[s][r_name])
+                             for r_name, r in p.source.rewards[s]], 1) for s in chosen}   # (S, R, n_all)
+        out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
     return out
 
 

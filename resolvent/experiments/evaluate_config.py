@@ -106,6 +106,8 @@ class EvaluateConfig:
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
     horizons: tuple[int, ...] = (10, 30, 60, 150, 400)  # model-based expansions G_k scored after training (a
     #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
+    stretches: int = 256               # stretches of the data (max(horizons) steps each) along which the one-step
+    #                                    model is checked for ``METHOD+kauto``, the horizon chosen per reward (0: none)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -169,6 +171,8 @@ class EvaluateConfig:
         if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):
             raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
         check_onestep(self.onestep)
+        if self.stretches < 0:
+            raise ValueError(f"stretches must be >= 0 (0: no METHOD+kauto), got {self.stretches}")
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -196,7 +200,7 @@ class EvaluateConfig:
         method of the policy encoding (favor, fb, pi-attention). A sweep counts two runs that
         differ only in these as the same run, so a default changed since does not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
-        return () if policy else ("onestep", "horizons")
+        return () if policy else ("onestep", "horizons", "stretches")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "EvaluateConfig":

@@ -28,7 +28,7 @@ import numpy as np
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import train_loop
 from resolvent.keys import named_key
-from resolvent.model import split_method
+from resolvent.model import horizon_rank, split_method
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards
 
 ORACLE = "trust-oracle"   # its checkpoint's name in the run directory
@@ -98,7 +98,7 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     bands = {"agreement": scores, **({"consistency": bellman} if len(bellman) == len(scores) else {})}
     kept = {name: [m for m, v in sc.items() if v <= (1.0 + tie) * min(sc.values())] for name, sc in bands.items()}
     tied = sorted({m for ms in kept.values() for m in ms})
-    chosen = max(tied, key=lambda m: (split_method(m)[1], -scores[m]))
+    chosen = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -scores[m]))
     n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
 
     def rank(sc: dict) -> str:

@@ -4,21 +4,9 @@ import numpy as np
 import pytest
 
 from resolvent.algorithms.expansion import Rollouts, expand, expanded_q
-from resolvent.algorithms.onestep import OneStepModel
+from onestep_models import drift_model, ensemble
 
 GAMMA = 0.9
-
-
-def drift_model(delta, terminated: float | None = None) -> OneStepModel:
-    """A one-step model with zero weights: it predicts its target means, next_obs = obs + delta
-    and a constant termination probability."""
-    keys = ("terminated",) if terminated is not None else ()
-    y_mean = np.array([*delta, *([terminated] if terminated is not None else [])], np.float32)
-    dy, dx, h = len(y_mean), len(delta) + 1, 4
-    params = {"params": {"Dense_0": {"kernel": np.zeros((dx, h), np.float32), "bias": np.zeros(h, np.float32)},
-                         "Dense_1": {"kernel": np.zeros((h, dy), np.float32), "bias": np.zeros(dy, np.float32)}}}
-    return OneStepModel(params, np.zeros(dx, np.float32), np.ones(dx, np.float32), y_mean,
-                        np.ones(dy, np.float32), keys, (h,))
 
 
 def policy(obs):
@@ -92,16 +80,6 @@ def test_rollout_stays_in_the_data_range():
     e = expand(model, policy, OBS, ACT, 6)
     np.testing.assert_allclose(e.obs, np.tile([2.0, -2.0], (3, 1)))
     assert all(np.all(np.abs(x["next_obs"]) <= 2.0) for x in e.steps)
-
-
-def ensemble(deltas, keep: int) -> OneStepModel:
-    """Members with zero weights, member e drifting next_obs = obs + deltas[e]."""
-    base = drift_model(deltas[0])
-    e, (dx, h), dy = len(deltas), base.params["params"]["Dense_0"]["kernel"].shape, len(deltas[0])
-    params = {"params": {"Dense_0": {"kernel": np.zeros((e, dx, h), np.float32), "bias": np.zeros((e, h), np.float32)},
-                         "Dense_1": {"kernel": np.zeros((e, h, dy), np.float32),
-                                     "bias": np.asarray(deltas, np.float32) - deltas[0]}}}
-    return base._replace(params=params, keep=keep)
 
 
 def test_an_ensemble_rolls_every_member_and_keeps_the_central_ones():

@@ -16,6 +16,7 @@ from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset, record_dataset
 from resolvent.experiments.rundir import RunDir
+from resolvent.model import horizon_rank, split_method
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples import reacher  # noqa: E402
@@ -126,17 +127,16 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
     # every operator's model-based expansions are candidates too
-    expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in TINY["horizons"]}
+    expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in (*TINY["horizons"], "auto")}
     assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions
     mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
     bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
     tied = [m for sc in (mean, bell) for m, v in sc.items() if v <= (1 + tie) * min(sc.values())]
-    # of the candidates near the best on either signal, the longest expansion
-    assert chosen == max(tied, key=lambda m: (int(m.partition("+k")[2] or 0), -mean[m]))
+    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0)
+    assert chosen == max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
     assert chosen in res["auto"]["why"]
-    base, _, k = chosen.partition("+k")
-    assert (model.method, model.horizon) == (base, int(k or 0))
+    assert (model.method, model.horizon) == split_method(chosen)
     again = resolvent.load(tmp_path / "a")                                        # no method: the pick
     assert (again.method, again.horizon) == (model.method, model.horizon)
     assert resolvent.load(tmp_path / "a", method="fb").method == "fb"

@@ -33,7 +33,7 @@ import jax
 import numpy as np
 
 from resolvent.algorithms import onestep as onestep_model
-from resolvent.algorithms.expansion import member_weights
+from resolvent.algorithms.onestep import member_weights
 from resolvent.experiments import EvaluateConfig, RunDir
 from resolvent.experiments.evaluate import dataset_source, family_source
 from resolvent.model import run_policy
@@ -99,8 +99,9 @@ def main() -> None:
         model = onestep_model.from_arrays({k: z[k] for k in z.files})
     ans = np.load(args.answers)
     oracle = np.load(f"{args.oracle}/predictions.npz")
-    methods = sorted({k.split("|")[0] for k in ans.files if not k.startswith("truth")})
-    horizons = sorted({int(k.split("|")[1][1:]) for k in ans.files if not k.startswith("truth")})
+    fixed = [k for k in ans.files if not k.startswith("truth") and k.split("|")[1][1:].isdigit()]
+    methods = sorted({k.split("|")[0] for k in fixed})
+    horizons = sorted({int(k.split("|")[1][1:]) for k in fixed})
     gamma = 0.99
     data = {k: np.asarray(v) for k, v in src.data.items()}
     if args.e_model and Path(args.e_model).is_file():

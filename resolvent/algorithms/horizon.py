@@ -1,0 +1,142 @@
+"""The expansion's horizon chosen per reward, from two signals that need no ground truth.
+
+No single horizon k of the expansion G_k (``algorithms/expansion.py``) suits every reward: where
+the one-step model drifts (Ant's lateral speed over 150-400 steps) a short k is right, where the
+operator smooths the first steps away (a rate of change) a long one. For a reward r,
+
+    k*(r) = argmin_{k in K}  e_model(r, k) + gamma^(2k) e_op(r)
+
+- e_model(r, k), the model's error on the data's own stretches: from S states of the data, each
+  followed by L continuing transitions (or ending in a termination), every member of the
+  one-step model rolls out with the actions
+
+      a_hat_0 = a_0,    a_hat_t = pi(s_hat_t) + a_t - pi(s_t)
+
+  (the behaviour's deviation from pi replayed at the model's state: the data's actions where
+  the model is exact, the closed loop's own error where it drifts), and
+
+      e_model(r, k) = mean_i ( sum_{t<k} gamma^t (c_hat_t r(x_hat_t) - c_t r(x_t)) )^2
+
+  with the members weighted as in the expansion (the ``keep`` most central) and c_t the
+  survival. Beyond the data's stretches (k > L) the error is taken as at L.
+- e_op(r), the tail's error: the variance of G[r] across several operators of the same data
+  at the query points, averaged over them.
+
+The choice depends on r, so across rewards with different k* the answer is not linear in r;
+each answer is one G_k, linear, monotone and constant-exact in its own r. On Ant-Dir expert
+it puts fb's probes within 1.5x of per-reward FQE at 23 of 24 (probe, kind of points), where
+the best single k reaches 21 of 24 with ratios up to 58x (results/README.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import jax
+import numpy as np
+
+from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
+from resolvent.rewards.probes import evaluate_reward
+
+Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
+
+
+@dataclass(frozen=True)
+class Stretches:
+    """S stretches of the data, L transitions each: ``features[k]`` (L, S, ...), ``alive`` (L, S)
+    1 until a transition of the stretch terminated (then 0: the rest is padding)."""
+
+    features: dict
+    alive: np.ndarray
+
+    @property
+    def length(self) -> int:
+        return int(self.alive.shape[0])
+
+
+def find_stretches(features: Mapping[str, np.ndarray], length: int, count: int, seed: int) -> Stretches | None:
+    """Up to ``count`` starts i (drawn with ``seed``) whose next ``length`` transitions follow one
+    another (next_obs of one = obs of the next) or end in a termination; the longest length
+    the data has if none reaches ``length``; None where no transition continues another."""
+    obs, nxt = np.asarray(features["obs"]), np.asarray(features["next_obs"])
+    term = (np.asarray(features["terminated"], np.float64) > 0.5 if "terminated" in features
+            else np.zeros(len(obs), bool))
+    follows = np.all(np.isclose(nxt[:-1], obs[1:], rtol=1e-5, atol=1e-6), 1) & ~term[:-1]   # i -> i + 1
+    last = term | np.append(~follows, True)          # a stretch through i ends with i
+    stop = np.ones(len(obs), int)                    # transitions from i to that end, inclusive
+    for i in range(len(obs) - 2, -1, -1):
+        stop[i] = 1 if last[i] else stop[i + 1] + 1
+    complete = term[np.arange(len(obs)) + stop - 1]  # ends in a termination: padded after it
+    usable = np.where(complete, length, stop)
+    length = int(min(length, usable.max()))
+    if length < 2:
+        return None
+    ok = np.flatnonzero(usable >= length)
+    starts = np.sort(np.random.default_rng(seed).choice(ok, min(count, len(ok)), replace=False))
+    t = np.arange(length)[:, None]                                                 # (L, 1)
+    idx = np.minimum(starts[None] + np.minimum(t, stop[starts][None] - 1), len(obs) - 1)   # (L, S), padded
+    alive = (t < stop[starts][None]).astype(np.float32)
+    return Stretches({k: np.asarray(v)[idx] for k, v in features.items()}, alive)
+
+
+@dataclass(frozen=True)
+class Validation:
+    """The one-step model rolled out along the stretches (reward-independent): ``steps`` L
+    transition dicts of E S rows (member e's at [e S, (e + 1) S)), ``alive`` (L, E S) the
+    model's survival at each step, ``weights`` (L + 1, E, S) the members' weights after j steps."""
+
+    steps: tuple[dict, ...]
+    alive: np.ndarray
+    weights: np.ndarray
+
+
+def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Validation:
+    """Every member's rollout from the stretches' first states under a_hat_t = pi(s_hat_t) + a_t - pi(s_t)."""
+    f, e = stretches.features, model.members
+    n = f["obs"].shape[1]
+    s = np.tile(np.asarray(f["obs"][0], np.float32), (e, 1))                         # (E S, ds)
+    scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
+    every = f["action"].reshape(-1, f["action"].shape[-1])                              # the data's action range
+    low, high = every.min(0), every.max(0)
+    apart, steps, alive = [np.zeros((e, n))], [], [np.ones(e * n, np.float32)]
+    for t in range(stretches.length):
+        a = np.tile(np.asarray(f["action"][t], np.float32), (e, 1))                   # (E S, da)
+        if t:
+            deviation = a - np.tile(np.asarray(policy(np.asarray(f["obs"][t], np.float32)), np.float32), (e, 1))
+            a = np.clip(np.asarray(policy(s), np.float32) + deviation, low, high).astype(np.float32)
+        x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
+        steps.append(x)
+        term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
+        alive.append(alive[-1] * (1.0 - term))
+        s = np.clip(x["next_obs"], model.low, model.high).astype(np.float32) if model.low is not None else x["next_obs"]
+        z = (s / scale).reshape(e, 1, n, -1)
+        apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))   # (E, S)
+    weights = np.stack([member_weights(d, model.keep) for d in apart])                 # (L + 1, E, S)
+    return Validation(tuple(steps), np.stack(alive[:-1]), weights)
+
+
+def model_errors(validation: Validation, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
+    """e_model(r, k) for each k of ``horizons`` (K,): 0 at k = 0, as at L beyond the stretches."""
+    length, (e, n) = stretches.length, validation.weights.shape[1:]
+    batch = {key: np.concatenate([x[key] for x in validation.steps]) for key in validation.steps[0]}
+    got = np.asarray(jax.device_get(evaluate_reward(reward, batch, "the model's rollout along the data")), np.float64)
+    real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
+    want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
+    disc = gamma ** np.arange(length)[:, None]                                         # (L, 1)
+    model_sum = np.cumsum(disc * validation.alive * got.reshape(length, -1), 0)        # (L, E S)
+    data_sum = np.cumsum(disc * stretches.alive * want.reshape(length, n), 0)          # (L, S)
+    out = []
+    for k in horizons:
+        j = min(k, length)
+        if j == 0:
+            out.append(0.0)
+            continue
+        head = (model_sum[j - 1].reshape(e, n) * validation.weights[j]).sum(0)        # (S,)
+        out.append(float(np.mean((head - data_sum[j - 1]) ** 2)))
+    return np.asarray(out)
+
+
+def choose(e_model: np.ndarray, e_op: float, horizons, gamma: float) -> int:
+    """k* = argmin_k e_model(k) + gamma^(2k) e_op (the shortest on ties)."""
+    k = np.asarray(horizons)
+    return int(k[np.argmin(np.asarray(e_model) + gamma ** (2.0 * k) * e_op)])

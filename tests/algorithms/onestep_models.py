@@ -1,0 +1,27 @@
+"""One-step models whose rollouts are known exactly: zero weights, so each predicts its targets'
+means (tests of the expansion and of the horizon's choice)."""
+import numpy as np
+
+from resolvent.algorithms.onestep import OneStepModel
+
+
+def drift_model(delta, terminated: float | None = None) -> OneStepModel:
+    """A one-step model with zero weights: it predicts its target means, next_obs = obs + delta
+    and a constant termination probability."""
+    keys = ("terminated",) if terminated is not None else ()
+    y_mean = np.array([*delta, *([terminated] if terminated is not None else [])], np.float32)
+    dy, dx, h = len(y_mean), len(delta) + 1, 4
+    params = {"params": {"Dense_0": {"kernel": np.zeros((dx, h), np.float32), "bias": np.zeros(h, np.float32)},
+                         "Dense_1": {"kernel": np.zeros((h, dy), np.float32), "bias": np.zeros(dy, np.float32)}}}
+    return OneStepModel(params, np.zeros(dx, np.float32), np.ones(dx, np.float32), y_mean,
+                        np.ones(dy, np.float32), keys, (h,))
+
+
+def ensemble(deltas, keep: int) -> OneStepModel:
+    """Members with zero weights, member e drifting next_obs = obs + deltas[e]."""
+    base = drift_model(deltas[0])
+    e, (dx, h), dy = len(deltas), base.params["params"]["Dense_0"]["kernel"].shape, len(deltas[0])
+    params = {"params": {"Dense_0": {"kernel": np.zeros((e, dx, h), np.float32), "bias": np.zeros((e, h), np.float32)},
+                         "Dense_1": {"kernel": np.zeros((e, h, dy), np.float32),
+                                     "bias": np.asarray(deltas, np.float32) - deltas[0]}}}
+    return base._replace(params=params, keep=keep)
