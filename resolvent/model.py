@@ -261,6 +261,11 @@ class OperatorModel:
         its states kept within the data's range. The longest rollout asked for at these points is
         kept in ``rollouts``: a shorter horizon is its prefix. Models given one ``Rollouts`` (with
         the same one-step model and policy) share it."""
+        self._check_rollout()
+        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon)
+
+    def _check_rollout(self) -> None:
+        """One clear error for a model that cannot roll its one-step model out under pi."""
         if self.onestep is None:
             raise ValueError(f"the {self.method!r} model has no one-step model of the data, which the "
                              f"expansion (horizon > 0) rolls out; use a model of the policy encoding "
@@ -269,7 +274,6 @@ class OperatorModel:
             raise ValueError("horizon > 0 rolls the target policy out: set model.target_policy (a callable "
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
-        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon)
 
     def choose_horizon(self, reward: Reward, observations, actions) -> int:
         """k*(r) = argmin_k e_model(r, k) + gamma^(2k) e_op(r) over 0 and ``horizons``
@@ -281,8 +285,7 @@ class OperatorModel:
                              f"resolvent.load(run, '{self.method}+kauto') from a run with horizons, stretches > 0 "
                              f"and two or more operators (this model has {len(self.horizons)} horizons, "
                              f"{'no' if self.stretches is None else 'its'} stretches, {len(self.peers)} peers)")
-        if self.onestep is None or self.target_policy is None:
-            self.expansion(observations, actions, 1)    # the one clear error of a model that cannot roll out
+        self._check_rollout()
         answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
                             for m in (self, *self.peers)])                     # (M, b)
         e_op = float(answers.var(0).mean())
@@ -417,6 +420,7 @@ STRETCHES = "stretches.npz"   # a run's stretches of the data, beside its models
 
 
 def save_stretches(stretches: Stretches, directory: str | Path) -> None:
+    """A run's stretches of the data beside its models (``load`` attaches them to METHOD+kauto)."""
     atomic_savez(Path(directory) / STRETCHES, alive=stretches.alive,
                  **{f"f_{k}": np.asarray(v) for k, v in stretches.features.items()})
 
