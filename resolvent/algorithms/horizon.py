@@ -76,7 +76,8 @@ def find_stretches(features: Mapping[str, np.ndarray], length: int, count: int, 
     t = np.arange(length)[:, None]                                                 # (L, 1)
     idx = np.minimum(starts[None] + np.minimum(t, stop[starts][None] - 1), len(obs) - 1)   # (L, S), padded
     alive = (t < stop[starts][None]).astype(np.float32)
-    return Stretches({k: np.asarray(v)[idx] for k, v in features.items()}, alive)
+    single = lambda v: v.astype(np.float32) if np.issubdtype(v.dtype, np.floating) else v  # noqa: E731 - as the model
+    return Stretches({k: single(np.asarray(v)[idx]) for k, v in features.items()}, alive)
 
 
 @dataclass(frozen=True)
