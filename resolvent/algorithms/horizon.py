@@ -109,7 +109,9 @@ def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Valid
         steps.append(x)
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive.append(alive[-1] * (1.0 - term))
-        s = np.clip(x["next_obs"], model.low, model.high).astype(np.float32) if model.low is not None else x["next_obs"]
+        if model.low is not None:   # within the data's range, as the expansion keeps it
+            x["next_obs"] = np.clip(x["next_obs"], model.low, model.high).astype(np.float32)
+        s = x["next_obs"]
         z = (s / scale).reshape(e, 1, n, -1)
         apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))   # (E, S)
     weights = np.stack([member_weights(d, model.keep) for d in apart])                 # (L + 1, E, S)
