@@ -30,7 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.expansion import Expansion, Rollouts, expanded_q
-from resolvent.algorithms.horizon import Stretches, choose, model_errors
+from resolvent.algorithms.horizon import Stretches, choose, model_errors, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
@@ -136,6 +136,7 @@ class OperatorModel:
         self.scored_under_policy = NETWORKS[self.method].encoding == "policy"
         self._check_params()
         self.rollouts = Rollouts()       # the longest rollout asked for at the last points (shareable)
+        self._validation: tuple | None = None   # (tag of the one-step model, policy, stretches; its rollout along them)
         self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
         if self.scored_under_policy:   # keys of the reference pool, computed once per seed
             net = self.network
@@ -289,7 +290,10 @@ class OperatorModel:
         answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
                             for m in (self, *self.peers)])                     # (M, b)
         e_op = float(answers.var(0).mean())
-        check = self.rollouts.validation(self.onestep, self.target_policy, self.stretches)
+        tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
+        if self._validation is None or self._validation[0] != tag:   # reward-independent: once
+            self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
+        check = self._validation[1]
         candidates = (0, *self.horizons)
         return choose(model_errors(check, self.stretches, reward, candidates, self.gamma), e_op, candidates, self.gamma)
 

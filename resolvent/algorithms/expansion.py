@@ -28,7 +28,8 @@ The rollout depends neither on the reward nor on the operator: ``expand`` runs i
 query points, ``Expansion.prefix`` gives every shorter horizon from the same rollout (its first
 j steps, with the weights of those steps), and ``expanded_q`` answers every reward from it with
 k reward evaluations and one operator call. ``Rollouts`` keeps the longest rollout asked for at a
-set of points, so several operators and horizons share one.
+set of points, so several operators and horizons share one. ``rollout`` is the loop itself, for any
+actor: the horizon's choice (``algorithms/horizon.py``) rolls the model along the data with it.
 """
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ from typing import Callable
 import jax
 import numpy as np
 
-from resolvent.algorithms.horizon import validate
 from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
 from resolvent.rewards.probes import evaluate_reward
 
@@ -78,11 +78,14 @@ class Expansion:
                          np.asarray(head["action"]), self.apart[:horizon + 1], self.keep)
 
 
-def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
-    """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), pi acting
-    after the first step, every member of an ensemble on its own. Every predicted state is
-    clipped to the data's range (``model.low``, ``model.high``): a closed loop through a learned
-    model can run away from where it was fitted."""
+Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
+
+
+def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor) -> Expansion:
+    """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
+    choosing every later action from the model's own state, every member of an ensemble on its
+    own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
+    closed loop through a learned model can run away from where it was fitted."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     e, n = model.members, len(obs)
@@ -92,7 +95,7 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
     steps = []
     apart = [np.zeros((e, n))]        # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
     scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
-    for _ in range(horizon):
+    for t in range(1, horizon + 1):
         x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
         steps.append(x)
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
@@ -101,7 +104,7 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
         if model.low is not None:
             s = np.clip(s, model.low, model.high)
             x["next_obs"] = s
-        a = np.asarray(policy(s), np.float32).reshape(len(s), -1)
+        a = np.asarray(actor(t, s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
         z = (s / scale).reshape(e, 1, n, -1)
@@ -109,21 +112,17 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
     return Expansion(tuple(steps), np.stack(alive), s, a, np.stack(apart), model.keep)
 
 
+def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
+    """The expansion's rollout: ``rollout`` with pi acting after the first step."""
+    return rollout(model, obs, action, horizon, lambda t, s: policy(s))
+
+
 class Rollouts:
     """The longest rollout asked for at one set of query points, shared: a shorter horizon at the
-    same points (from any operator holding this object) is its prefix. Also holds the rollout
-    along the data's stretches that checks the model for the horizon's choice (``validation``)."""
+    same points (from any operator holding this object) is its prefix."""
 
     def __init__(self):
         self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
-        self._validation: tuple | None = None   # (tag of the model, policy and stretches, Validation)
-
-    def validation(self, model: OneStepModel, policy: Policy, stretches):
-        """``algorithms.horizon.validate`` of the model along the stretches, once."""
-        tag = (id(model.params), model.keep, id(policy), id(stretches))
-        if self._validation is None or self._validation[0] != tag:
-            self._validation = (tag, validate(model, policy, stretches))
-        return self._validation[1]
 
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
             horizon: int) -> Expansion:

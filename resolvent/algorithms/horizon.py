@@ -35,10 +35,9 @@ from typing import Callable, Mapping
 import jax
 import numpy as np
 
-from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
+from resolvent.algorithms.expansion import Expansion, Policy, rollout
+from resolvent.algorithms.onestep import OneStepModel
 from resolvent.rewards.probes import evaluate_reward
-
-Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
 
 
 @dataclass(frozen=True)
@@ -80,53 +79,36 @@ def find_stretches(features: Mapping[str, np.ndarray], length: int, count: int, 
     return Stretches({k: single(np.asarray(v)[idx]) for k, v in features.items()}, alive)
 
 
-@dataclass(frozen=True)
-class Validation:
-    """The one-step model rolled out along the stretches (reward-independent): ``steps`` L
-    transition dicts of E S rows (member e's at [e S, (e + 1) S)), ``alive`` (L, E S) the
-    model's survival at each step, ``weights`` (L + 1, E, S) the members' weights after j steps."""
-
-    steps: tuple[dict, ...]
-    alive: np.ndarray
-    weights: np.ndarray
-
-
-def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Validation:
-    """Every member's rollout from the stretches' first states under a_hat_t = pi(s_hat_t) + a_t - pi(s_t)."""
-    f, e = stretches.features, model.members
-    n = f["obs"].shape[1]
-    s = np.tile(np.asarray(f["obs"][0], np.float32), (e, 1))                         # (E S, ds)
-    scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
+def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Expansion:
+    """Every member's rollout (``expansion.rollout``, L steps, reward-independent) from the
+    stretches' first transitions under a_hat_t = pi(s_hat_t) + a_t - pi(s_t), clipped to the
+    data's action range."""
+    f = stretches.features
     every = f["action"].reshape(-1, f["action"].shape[-1])                              # the data's action range
     low, high = every.min(0), every.max(0)
-    apart, steps, alive = [np.zeros((e, n))], [], [np.ones(e * n, np.float32)]
-    for t in range(stretches.length):
-        a = np.tile(np.asarray(f["action"][t], np.float32), (e, 1))                   # (E S, da)
-        if t:
-            deviation = a - np.tile(np.asarray(policy(np.asarray(f["obs"][t], np.float32)), np.float32), (e, 1))
-            a = np.clip(np.asarray(policy(s), np.float32) + deviation, low, high).astype(np.float32)
-        x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
-        steps.append(x)
-        term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
-        alive.append(alive[-1] * (1.0 - term))
-        if model.low is not None:   # within the data's range, as the expansion keeps it
-            x["next_obs"] = np.clip(x["next_obs"], model.low, model.high).astype(np.float32)
-        s = x["next_obs"]
-        z = (s / scale).reshape(e, 1, n, -1)
-        apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))   # (E, S)
-    weights = np.stack([member_weights(d, model.keep) for d in apart])                 # (L + 1, E, S)
-    return Validation(tuple(steps), np.stack(alive[:-1]), weights)
+    e = model.members
+
+    def replay(t: int, s: np.ndarray) -> np.ndarray:                                   # (E S, da)
+        a = np.asarray(policy(s), np.float32)
+        if t == stretches.length:   # past the data: the rollout's last action is not used
+            return a
+        behaved = np.asarray(policy(np.asarray(f["obs"][t], np.float32)), np.float32)  # pi(s_t) (S, da)
+        deviation = np.asarray(f["action"][t], np.float32) - behaved
+        return np.clip(a + np.tile(deviation, (e, 1)), low, high)
+
+    return rollout(model, f["obs"][0], f["action"][0], stretches.length, replay)
 
 
-def model_errors(validation: Validation, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
-    """e_model(r, k) for each k of ``horizons`` (K,): 0 at k = 0, as at L beyond the stretches."""
-    length, (e, n) = stretches.length, validation.weights.shape[1:]
+def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
+    """e_model(r, k) for each k of ``horizons`` (K,) from the model's rollout along the stretches
+    (``validate``): 0 at k = 0, as at L beyond the stretches."""
+    length, (e, n) = stretches.length, validation.apart.shape[1:]
     batch = {key: np.concatenate([x[key] for x in validation.steps]) for key in validation.steps[0]}
     got = np.asarray(jax.device_get(evaluate_reward(reward, batch, "the model's rollout along the data")), np.float64)
     real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
     want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
     disc = gamma ** np.arange(length)[:, None]                                         # (L, 1)
-    model_sum = np.cumsum(disc * validation.alive * got.reshape(length, -1), 0)        # (L, E S)
+    model_sum = np.cumsum(disc * validation.alive[:length] * got.reshape(length, -1), 0)        # (L, E S)
     data_sum = np.cumsum(disc * stretches.alive * want.reshape(length, n), 0)          # (L, S)
     out = []
     for k in horizons:
@@ -134,7 +116,7 @@ def model_errors(validation: Validation, stretches: Stretches, reward: Callable,
         if j == 0:
             out.append(0.0)
             continue
-        head = (model_sum[j - 1].reshape(e, n) * validation.weights[j]).sum(0)        # (S,)
+        head = (model_sum[j - 1].reshape(e, n) * validation.prefix(j).weights).sum(0)  # (S,)
         out.append(float(np.mean((head - data_sum[j - 1]) ** 2)))
     return np.asarray(out)
 

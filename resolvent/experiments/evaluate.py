@@ -102,6 +102,14 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         return {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
                 "seconds": methods[name]["seconds"], "horizon": horizon}
 
+    chosen = {}
+    if stretches is not None:
+        # k*(r) is the same for every operator: e_model is the one-step model's and e_op the spread
+        # of all the run's operators, so one of them chooses for all
+        first, *others = models.values()
+        first.horizons, first.stretches, first.peers = tuple(cfg.horizons), stretches, tuple(others)
+        chosen = {s: {r_name: first.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
+                  for s in SETS if len(p.sets[s])}
     out = {}
     for name, model in models.items():
         answers = {}
@@ -113,15 +121,10 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
                 save_predictions(run, f"{name}+k{k}", pred, p)
             answers[k] = entry(pred, name, k)
         out.update({f"{name}+k{k}": answers[k] for k in sorted(answers)})
-        if stretches is None:
-            continue
-        model.horizons, model.stretches = tuple(cfg.horizons), stretches
-        model.peers = tuple(m for other, m in models.items() if other != name)
-        chosen = {s: {r_name: model.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
-                  for s in SETS if len(p.sets[s])}
-        pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=chosen[s][r_name])
-                             for r_name, r in p.source.rewards[s]], 1) for s in chosen}   # (S, R, n_all)
-        out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
+        if chosen:
+            pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=chosen[s][r_name])
+                                 for r_name, r in p.source.rewards[s]], 1) for s in chosen}   # (S, R, n_all)
+            out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
     return out
 
 
