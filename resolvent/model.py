@@ -312,8 +312,10 @@ class OperatorModel:
         return get_family(self.family).reward_callable(param)
 
     # ---- persistence -------------------------------------------------------------------
-    def save(self, directory: str | Path) -> None:
-        d = Path(directory)
+    def save(self, directory: str | Path, name: str | None = None) -> None:
+        """Into ``directory`` as ``NAME.json``, ``NAME.npz`` and ``NAME.params`` (NAME: the method;
+        a distilled operator's ``METHOD+dK``)."""
+        d, name = Path(directory), name or self.method
         d.mkdir(parents=True, exist_ok=True)
         meta = {"method": self.method, "family": self.family, "gamma": self.gamma,
                 "arch": asdict(self.arch), "ridge": self.ridge,
@@ -325,10 +327,10 @@ class OperatorModel:
             arrays["basis"] = np.asarray(self.basis)
         if self.onestep is not None:
             arrays.update(onestep_model.to_arrays(self.onestep))
-        atomic_savez(d / f"{self.method}.npz", **arrays)
-        atomic_write_bytes(d / f"{self.method}.params", flax.serialization.msgpack_serialize(
+        atomic_savez(d / f"{name}.npz", **arrays)
+        atomic_write_bytes(d / f"{name}.params", flax.serialization.msgpack_serialize(
             jax.tree_util.tree_map(np.asarray, self.params)))
-        atomic_write_bytes(d / f"{self.method}.json", json.dumps(meta, indent=2).encode())
+        atomic_write_bytes(d / f"{name}.json", json.dumps(meta, indent=2).encode())
 
     @classmethod
     def load(cls, directory: str | Path, method: str) -> "OperatorModel":
@@ -391,7 +393,8 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
     method, the one ``method="auto"`` chose (results.json's ``auto``), else attention.
     ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
-    (the run's one-step model serves an operator saved without one). Its ``target_policy`` is the
+    (the run's one-step model serves an operator saved without one); ``METHOD+dK`` the operator
+    distilled from that expansion (one forward pass). Its ``target_policy`` is the
     run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used)."""
     if method is None:
         results = Path(run_dir) / "results.json"
@@ -416,7 +419,8 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
         config = json.loads((Path(run_dir) / "config.json").read_text())
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
         model.stretches = load_stretches(models)
-        model.peers = tuple(OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json")) if p.stem != base)
+        model.peers = tuple(OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json"))
+                            if p.stem != base and "+d" not in p.stem)   # operators, not distilled ones
     return model
 
 

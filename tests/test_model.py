@@ -6,6 +6,7 @@ import pytest
 
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.model import CheckpointError
 
@@ -101,7 +102,10 @@ def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
 def policy_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("policy-run")
     run_evaluate(EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
-                                onestep=OneStepConfig(hidden=(16,), steps=20), **TINY), out, plot=False)
+                                onestep=OneStepConfig(hidden=(16,), steps=20),
+                                distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
+                                                    n_refs=16),
+                                **TINY), out, plot=False)
     return out
 
 
@@ -172,6 +176,27 @@ def test_expansions_are_scored_and_loaded_by_name(policy_run):
                                   resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon=30))
     with pytest.raises(ValueError, match="OPERATOR\\+kK"):
         resolvent.load(policy_run, "favor+kx")
+
+
+def test_distilled_operator_is_scored_saved_and_loaded(policy_run):
+    """``distil.horizon`` = K adds ``METHOD+dK`` for each operator of the policy encoding: G_K
+    distilled into its network, scored like a method, saved beside the operators and loaded by
+    name; one forward pass (no rollout), a constant's Q exact, answers that moved off the teacher's;
+    it is not a peer of the horizon's choice."""
+    methods = json.loads((policy_run / "results.json").read_text())["methods"]
+    for name in ("favor+d30", "fb+d30"):
+        assert methods[name]["horizon"] == 0 and len(methods[name]["distil_loss"]) == 2
+        assert len(methods[name]["test_r2"]) == len(methods["favor"]["test_r2"])
+    student, teacher = resolvent.load(policy_run, "favor+d30"), resolvent.load(policy_run, "favor")
+    assert student.method == "favor" and student.horizon == 0
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    q = student.q_values(height, obs, act)
+    assert student.rollouts._last is None                     # no rollout was made
+    assert not np.allclose(q, teacher.q_values(height, obs, act))
+    const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
+    np.testing.assert_allclose(student.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
 
 
 def test_horizon_chosen_per_reward(policy_run):

@@ -22,11 +22,17 @@ target policy, rewards), ``problem`` (what the methods share), ``methods`` (the 
 """
 from __future__ import annotations
 
+import dataclasses
+import time
 from pathlib import Path
 
+import jax
 import jax.numpy as jnp
 import numpy as np
+from tqdm.auto import tqdm
 
+from resolvent.algorithms import distil
+from resolvent.algorithms.distil import DistilData, target_weights
 from resolvent.algorithms.expansion import Rollouts
 from resolvent.algorithms.horizon import find_stretches
 from resolvent.data import KINDS
@@ -44,8 +50,9 @@ from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_pr
 from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
-from resolvent.keys import named_key
+from resolvent.keys import name_id, named_key
 from resolvent.model import AUTO, OperatorModel, save_stretches, split_method
+from resolvent.rewards import generic_rewards
 
 
 def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: bool) -> dict:
@@ -80,9 +87,11 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 
 def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
-    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``, and
+    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``,
     ``METHOD+kauto``, K chosen per reward (``algorithms/horizon.py``; its choices in
-    ``horizon_each``) where the data has stretches and the run two or more operators. The run's
+    ``horizon_each``) where the data has stretches and the run two or more operators, and
+    ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
+    distilled into it (``distil_operator``), saved as the model ``METHOD+dK``. The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     if not cfg.horizons or p.pi is None or p.y is None:
@@ -125,7 +134,41 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=chosen[s][r_name])
                                  for r_name, r in p.source.rewards[s]], 1) for s in chosen}   # (S, R, n_all)
             out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
+    for name, model in models.items():
+        if cfg.distil.horizon and model.scored_under_policy:
+            t0 = time.perf_counter()
+            student, losses = distil_operator(cfg, p, model)
+            label = f"{name}+d{cfg.distil.horizon}"
+            student.save(run.path / "models", label)
+            pred = {s: np.stack([student.q_values(r, obs, act, seed=None) for _, r in p.source.rewards[s]], 1)
+                    for s in SETS if len(p.sets[s])}                        # (S, R, n_all)
+            save_predictions(run, label, pred, p)
+            out[label] = {**entry(pred, name, 0), "distil_seconds": round(time.perf_counter() - t0, 2),
+                          "distil_loss": [float(v) for v in losses[:, -100:].mean(1)]}
     return out
+
+
+def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tuple[OperatorModel, np.ndarray]:
+    """The operator ``model`` distilled from its expansion G_K, K = ``cfg.distil.horizon``
+    (``algorithms/distil.py``): the targets at ``cfg.distil.points`` state-actions of the data for
+    the family's training rewards and ``cfg.distil.rewards`` generic draws of the prior, every
+    network seed its own. Returns the student (the same network, horizon 0) and its losses (S, steps)."""
+    d, horizon = cfg.distil, cfg.distil.horizon
+    rewards = [r for _, r in p.source.rewards["train"]] if cfg.prior.family else []
+    if cfg.prior.generic:
+        rewards += generic_rewards(cfg.prior, named_key(cfg.seed, "distil-rewards"), p.prior_stats, p.z_raw, d.rewards)
+    at = np.sort(np.random.default_rng(name_id(f"{cfg.seed}-distil-points")).choice(
+        len(p.features["obs"]), min(d.points, len(p.features["obs"])), replace=False))
+    obs, act = np.asarray(p.features["obs"])[at], np.asarray(p.features["action"])[at]      # (P, ds) (P, da)
+    u = np.stack([(model.q_values(r, obs, act, seed=None, horizon=horizon)
+                   - np.asarray(model.first_step(r, obs, act))[None]) / cfg.gamma
+                  for r in tqdm(rewards, desc=f"{model.method}+d{horizon} targets", leave=False)], 1)   # (S, R, P)
+    u = jnp.asarray(u, jnp.float32)
+    data = DistilData(x=model.normalise(obs, act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
+                      weight=target_weights(u))
+    params, losses = distil.train(model.params, model.network, d, data, named_key(cfg.seed, model.method, "distil"))
+    student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)
+    return student, np.asarray(losses)
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,

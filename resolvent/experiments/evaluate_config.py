@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from resolvent.algorithms import FQEConfig
+from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.onestep import check as check_onestep
 from resolvent.config import from_dict, to_dict
@@ -108,6 +109,8 @@ class EvaluateConfig:
     #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
     stretches: int = 256               # stretches of the data (max(horizons) steps each) along which the one-step
     #                                    model is checked for ``METHOD+kauto``, the horizon chosen per reward (0: none)
+    distil: DistilConfig = field(default_factory=DistilConfig)  # ``METHOD+dK``: the expansion G_K distilled
+    #                                    into each operator of the policy encoding (distil.horizon = K; 0: none)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
