@@ -2,7 +2,7 @@
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
         [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--pairs 10000]
-        [--horizons 10,30,60] [--tiny]
+        [--horizons 10,30,60] [--distil 400] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
 the run but the FQE oracle; otherwise ``--methods`` are trained here with the default
@@ -26,6 +26,9 @@ once per K), ``answer_ms`` a new
 reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
 at points already rolled out.
 
+A run with ``distil.horizon`` = K (``--distil K`` when training here) also times each operator's
+distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout.
+
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
 from __future__ import annotations
@@ -42,12 +45,14 @@ import jax
 import numpy as np
 
 import resolvent
+from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.expansion import expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
+            distil=DistilConfig(horizon=2, points=32, rewards=4, steps=10, batch_size=16, n_refs=16),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
@@ -100,6 +105,7 @@ def main() -> None:
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
+    ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
     if args.tiny:
@@ -112,6 +118,8 @@ def main() -> None:
         cfg = EvaluateConfig(family=args.family, dataset=args.dataset, methods=tuple(args.methods.split(",")),
                              seeds=1, steps=args.steps, log_every=min(500, args.steps),
                              checkpoint_every=args.steps, **(TINY if args.tiny else {}))
+        if args.distil:
+            cfg = dataclasses.replace(cfg, distil=dataclasses.replace(cfg.distil, horizon=args.distil))
         run_evaluate(cfg, run_dir, plot=False)
         bench(args, run_dir, cfg)
 
@@ -139,6 +147,12 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                "encode_ms": warm_ms(lambda: model.encode([reward])),
                "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act))}
         rows.append({**row, "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+        if cfg.distil.horizon and model.scored_under_policy:   # G_K distilled into the operator: one forward pass
+            student = seed0(resolvent.load(run_dir, f"{method}+d{cfg.distil.horizon}"))
+            rows.append({**row, "method": f"{method}+d{cfg.distil.horizon}",
+                         "answer_ms": warm_ms(lambda: student.q_values(reward, obs, act)),
+                         "forward_ms": warm_ms(lambda: student.q_from_encodings(enc, obs, act)),
+                         "mse": float(np.mean((student.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
         for k in horizons if model.onestep is not None else ():
