@@ -108,7 +108,7 @@ def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, 
     real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
     want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
     disc = gamma ** np.arange(length)[:, None]                                         # (L, 1)
-    model_sum = np.cumsum(disc * validation.alive[:length] * got.reshape(length, -1), 0)        # (L, E S)
+    model_sum = np.cumsum(disc * validation.alive[:length] * got.reshape(length, -1), 0)   # (L, E S)
     data_sum = np.cumsum(disc * stretches.alive * want.reshape(length, n), 0)          # (L, S)
     out = []
     for k in horizons:

@@ -94,7 +94,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     distilled into it (``distil_operator``), saved as the model ``METHOD+dK``. The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
-    if not cfg.horizons or p.pi is None or p.y is None:
+    if not (cfg.horizons or cfg.distil.horizon) or p.pi is None or p.y is None:
         return {}
     raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
     obs, act = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
@@ -103,7 +103,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         models[name] = model = OperatorModel.load(run.path / "models", name)
         model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
     stretches = (find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
-                 if cfg.stretches and len(models) > 1 else None)
+                 if cfg.stretches and cfg.horizons and len(models) > 1 else None)
     if stretches is not None:
         save_stretches(stretches, run.path / "models")
 

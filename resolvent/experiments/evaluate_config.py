@@ -199,11 +199,11 @@ class EvaluateConfig:
         return self.fqe.gamma
 
     def inert_fields(self) -> tuple[str, ...]:
-        """Fields none of this run's methods reads: the one-step model and its expansions, without a
+        """Fields none of this run's methods reads: the one-step model, its expansions and their distillation, without a
         method of the policy encoding (favor, fb, pi-attention). A sweep counts two runs that
         differ only in these as the same run, so a default changed since does not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
-        return () if policy else ("onestep", "horizons", "stretches")
+        return () if policy else ("onestep", "horizons", "stretches", "distil")
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "EvaluateConfig":
