@@ -419,8 +419,8 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
         config = json.loads((Path(run_dir) / "config.json").read_text())
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
         model.stretches = load_stretches(models)
-        model.peers = tuple(OperatorModel.load(models, p.stem) for p in sorted(models.glob("*.json"))
-                            if p.stem != base and "+d" not in p.stem)   # operators, not distilled ones
+        model.peers = tuple(OperatorModel.load(models, m) for m in config.get("methods", ())   # the run's operators
+                            if m not in ("fqe", base) and (models / f"{m}.json").is_file())
     return model
 
 

@@ -123,16 +123,13 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     for name, model in models.items():
         answers = {}
         for k in sorted(cfg.horizons, reverse=True):   # the longest first: the others are its prefixes
-            pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=k)
-                                 for _, r in p.source.rewards[s]], 1)       # (S, R, n_all)
-                    for s in SETS if len(p.sets[s])}
+            pred = set_answers(model, p, obs, act, k)
             if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
                 save_predictions(run, f"{name}+k{k}", pred, p)
             answers[k] = entry(pred, name, k)
         out.update({f"{name}+k{k}": answers[k] for k in sorted(answers)})
         if chosen:
-            pred = {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=chosen[s][r_name])
-                                 for r_name, r in p.source.rewards[s]], 1) for s in chosen}   # (S, R, n_all)
+            pred = set_answers(model, p, obs, act, chosen)
             out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
     for name, model in models.items():
         if cfg.distil.horizon and model.scored_under_policy:
@@ -140,12 +137,21 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             student, losses = distil_operator(cfg, p, model)
             label = f"{name}+d{cfg.distil.horizon}"
             student.save(run.path / "models", label)
-            pred = {s: np.stack([student.q_values(r, obs, act, seed=None) for _, r in p.source.rewards[s]], 1)
-                    for s in SETS if len(p.sets[s])}                        # (S, R, n_all)
+            pred = set_answers(student, p, obs, act)
             save_predictions(run, label, pred, p)
             out[label] = {**entry(pred, name, 0), "distil_seconds": round(time.perf_counter() - t0, 2),
                           "distil_loss": [float(v) for v in losses[:, -100:].mean(1)]}
     return out
+
+
+def set_answers(model: OperatorModel, p: Problem, obs, act, horizon: int | dict = 0) -> dict:
+    """Every reward set's answers at the points (obs, act): {set: (S, R, n)}, at one horizon or at
+    each reward's own ({set: {reward name: k}}, as ``METHOD+kauto`` chooses)."""
+    def k(s: str, name: str):
+        return horizon[s][name] if isinstance(horizon, dict) else horizon
+    return {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=k(s, name))
+                         for name, r in p.source.rewards[s]], 1)                # (S, R, n)
+            for s in SETS if len(p.sets[s])}
 
 
 def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tuple[OperatorModel, np.ndarray]:

@@ -20,21 +20,16 @@ import numpy as np
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.expansion import Rollouts
 from resolvent.experiments import EvaluateConfig, RunDir, prepare
-from resolvent.experiments.evaluate import SETS, distil_operator, entry_of, score
+from resolvent.experiments.evaluate import distil_operator, entry_of, score, set_answers
 from resolvent.model import OperatorModel
 
 SHOWN = ("test_mse", "test_r2", "probe_r2", "traj_test_r2", "traj_probe_r2", "data_test_r2", "data_probe_r2")
 
 
-def answers(model: OperatorModel, p, obs, act, horizon: int) -> dict:
-    return {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=horizon) for _, r in p.source.rewards[s]], 1)
-            for s in SETS if len(p.sets[s])}                                  # (S, R, n_all)
-
-
 def score_of(model: OperatorModel, p, obs, act, horizon: int) -> dict:
     """The mean over seeds of ``SHOWN`` and the seconds every answer took."""
     t0 = time.perf_counter()
-    entry = entry_of(score(answers(model, p, obs, act, horizon), p), p)
+    entry = entry_of(score(set_answers(model, p, obs, act, horizon), p), p)
     return {**{k: float(np.mean(entry[k])) for k in SHOWN if k in entry}, "answer_seconds": time.perf_counter() - t0}
 
 
