@@ -11,14 +11,20 @@ scores and the saved inference models encode rewards over.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import json
+import zipfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms import onestep
+from resolvent.io import atomic_savez
 from resolvent.keys import named_key
+from resolvent.paths import cache_dir
 from resolvent.rewards import reward_inputs
 from resolvent.rewards.probes import evaluate_reward
 
@@ -55,8 +61,40 @@ def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_0
 def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray,
                    x_std: np.ndarray) -> onestep.OneStepModel:
     """The experiment's one-step model of the data, its key derived from the seed (a refit with
-    the same config and seed gives the run's own model)."""
-    return onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+    the same config and seed gives the run's own model). Fitted once: the model is kept in
+    ``$RESOLVENT_HOME/onestep/`` under a hash of everything the fit reads (the data, the input
+    normalisation, the config, the seed and the fitting code), so a resumed run, a rerun or a
+    benchmark over the run loads it instead of fitting it again."""
+    path = cache_dir("onestep") / f"{fit_tag(config, seed, features, x_mean, x_std)}.npz"
+    model = cached_model(path)
+    if model is None:
+        model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+        atomic_savez(path, **onestep.to_arrays(model))
+    return model
+
+
+def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray) -> str:
+    """sha256 of what ``onestep.fit`` reads and the source of the code that fits (its first 20 hex digits)."""
+    h = hashlib.sha256(Path(onestep.__file__).read_bytes())
+    h.update(json.dumps([asdict(config), seed], sort_keys=True).encode())
+    for name in sorted(features):
+        v = np.ascontiguousarray(features[name])
+        h.update(f"{name}{v.dtype}{v.shape}".encode())
+        h.update(v.tobytes())
+    for v in (x_mean, x_std):
+        h.update(np.ascontiguousarray(v, np.float64).tobytes())
+    return h.hexdigest()[:20]
+
+
+def cached_model(path: Path) -> onestep.OneStepModel | None:
+    """The model saved at ``path``; None where there is none or it cannot be read (it is then fitted again)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as z:
+            return onestep.from_arrays({k: z[k] for k in z.files})
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile):
+        return None
 
 
 def policy_refs(features: dict, next_actions: np.ndarray, done: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray,

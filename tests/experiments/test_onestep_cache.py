@@ -1,0 +1,77 @@
+"""The one-step model of an experiment is fitted once: a second call with the same data, config
+and seed loads the saved model (identical), anything the fit reads makes another, and a damaged
+file is fitted again, not trusted."""
+import jax
+import numpy as np
+import pytest
+
+from resolvent.algorithms import onestep
+from resolvent.experiments import policy_refs
+from resolvent.experiments.policy_refs import fit_data_model, fit_tag
+
+CONFIG = onestep.OneStepConfig(hidden=(8,), steps=30, ensemble=2, keep=1)
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("RESOLVENT_HOME", str(tmp_path))
+    return tmp_path / "onestep"
+
+
+def data(seed=0, n=200):
+    rng = np.random.default_rng(seed)
+    obs = rng.normal(size=(n, 3)).astype(np.float32)
+    action = rng.uniform(-1, 1, (n, 1)).astype(np.float32)
+    feats = {"obs": obs, "action": action, "next_obs": obs + 0.1 * action,
+             "reward": obs[:, 0] - action[:, 0] ** 2, "terminated": np.zeros(n, np.float32)}
+    x = np.concatenate([obs, action], -1)
+    return feats, x.mean(0), x.std(0)
+
+
+def leaves(model):
+    return [np.asarray(v) for v in jax.tree_util.tree_leaves(model.params)]
+
+
+def test_the_second_fit_loads_the_first_and_is_identical(home, monkeypatch):
+    feats, mean, std = data()
+    first = fit_data_model(CONFIG, 3, feats, mean, std)
+    assert len(list(home.glob("*.npz"))) == 1
+
+    def no_fit(*a, **k):
+        raise AssertionError("fitted again")
+    monkeypatch.setattr(onestep, "fit", no_fit)
+    second = fit_data_model(CONFIG, 3, feats, mean, std)
+    for a, b in zip(leaves(first), leaves(second), strict=True):
+        np.testing.assert_array_equal(a, b)
+    for name in ("x_mean", "x_std", "y_mean", "y_std", "low", "high", "scalar_low", "scalar_high"):
+        np.testing.assert_array_equal(getattr(first, name), getattr(second, name))
+    assert (first.keys, first.hidden, first.keep) == (second.keys, second.hidden, second.keep)
+    pred = [onestep.predict(m, feats["obs"][:5], feats["action"][:5])["reward"] for m in (first, second)]
+    np.testing.assert_array_equal(*pred)
+
+
+def test_anything_the_fit_reads_makes_another_model():
+    feats, mean, std = data()
+    base = fit_tag(CONFIG, 0, feats, mean, std)
+    other_data = {**feats, "reward": feats["reward"] + 1e-3}
+    longer = onestep.OneStepConfig(hidden=(8,), steps=31, ensemble=2, keep=1)
+    tags = [fit_tag(CONFIG, 1, feats, mean, std), fit_tag(longer, 0, feats, mean, std),
+            fit_tag(CONFIG, 0, other_data, mean, std), fit_tag(CONFIG, 0, feats, mean, std * 2),
+            fit_tag(CONFIG, 0, {**feats, "height": feats["reward"]}, mean, std)]
+    assert base not in tags and len(set(tags)) == len(tags)
+    assert fit_tag(CONFIG, 0, {k: v.copy() for k, v in feats.items()}, mean.copy(), std.copy()) == base
+
+
+def test_a_damaged_file_is_fitted_again(home, monkeypatch):
+    feats, mean, std = data()
+    first = fit_data_model(CONFIG, 0, feats, mean, std)
+    (path,) = home.glob("*.npz")
+    path.write_bytes(b"not a zip")
+    calls = []
+    fit = onestep.fit
+    monkeypatch.setattr(onestep, "fit", lambda *a, **k: calls.append(1) or fit(*a, **k))
+    again = fit_data_model(CONFIG, 0, feats, mean, std)
+    assert calls == [1]
+    for a, b in zip(leaves(first), leaves(again), strict=True):
+        np.testing.assert_array_equal(a, b)
+    assert policy_refs.cached_model(path) is not None   # written again, whole
