@@ -104,7 +104,7 @@ def policy_run(tmp_path_factory):
     run_evaluate(EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
                                 onestep=OneStepConfig(hidden=(16,), steps=20),
                                 distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
-                                                    n_refs=16),
+                                                    n_refs=16, along=20, along_every=10),
                                 **TINY), out, plot=False)
     return out
 

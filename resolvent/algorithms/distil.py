@@ -9,7 +9,9 @@ G_K's answers by itself:
     u_i[r] = (G_K[r](x_i) - r(x_i, .)) / gamma                          (the target of U at x_i)
     L(theta) = mean_{r, i} w_r (U_theta[r](x_i) - u_i[r])^2,   w_r = 1 / (var_i u_i[r] + eps), mean 1
 
-over P state-actions x_i of the data and a fixed set of rewards (the prior's: the family's
+over P state-actions x_i of the data (with ``along`` > 0 also every kept member's own rollout
+states x_t = (s_t, pi(s_t)), t = every, 2 every, ... <= along, their target the rest of the same
+rollout, G_{K-t}: ``expansion.along_q``) and a fixed set of rewards (the prior's: the family's
 training rewards and fresh generic draws), each reward encoded at ``n_refs`` reference states
 drawn afresh every step from the pool, as in training (``policy_fqe``). The student is the same
 network, so G = r + gamma U_theta stays linear and monotone in r, and constant-exact where the
@@ -47,14 +49,20 @@ class DistilConfig:
     lr: float = 3e-4              # Adam learning rate (the student starts at the teacher)
     batch_size: int = 256         # points per step
     n_refs: int = 1024            # reference states per step, where the rewards are encoded
+    along: int = 0                # targets also at the rollouts' own states s_t, t <= along (0: at the points only)
+    along_every: int = 20         # every how many rollout steps such a target is taken
 
     def __post_init__(self):
-        for name in ("points", "rewards", "steps", "batch_size", "n_refs"):
+        for name in ("points", "rewards", "steps", "batch_size", "n_refs", "along_every"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"distil.{name} must be an integer >= 1, got {v!r}")
         if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 0:
             raise ValueError(f"distil.horizon must be an integer >= 0 (0: no distillation), got {self.horizon!r}")
+        along = self.along
+        if isinstance(along, bool) or not isinstance(along, int) or not 0 <= along < max(self.horizon, 1):
+            raise ValueError(f"distil.along must be an integer from 0 to horizon - 1 = {max(self.horizon - 1, 0)} "
+                             f"(rollout steps where targets are also taken), got {self.along!r}")
         if not self.lr > 0:
             raise ValueError(f"distil.lr must be > 0, got {self.lr}")
 

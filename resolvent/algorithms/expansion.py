@@ -27,9 +27,11 @@ constants hold as above.
 The rollout depends neither on the reward nor on the operator: ``expand`` runs it once per set of
 query points, ``Expansion.prefix`` gives every shorter horizon from the same rollout (its first
 j steps, with the weights of those steps), and ``expanded_q`` answers every reward from it with
-k reward evaluations and one operator call. ``Rollouts`` keeps the longest rollout asked for at a
-set of points, so several operators and horizons share one. ``rollout`` is the loop itself, for any
-actor: the horizon's choice (``algorithms/horizon.py``) rolls the model along the data with it.
+k reward evaluations and one operator call (``along_q``: the same rollout's answers at its own
+later states, every member alone, the targets of the expansion's distillation). ``Rollouts`` keeps
+the longest rollout asked for at a set of points, so several operators and horizons share one.
+``rollout`` is the loop itself, for any actor: the horizon's choice (``algorithms/horizon.py``)
+rolls the model along the data with it.
 """
 from __future__ import annotations
 
@@ -138,13 +140,31 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
                gamma: float) -> np.ndarray:
     """G_k[r] at the expansion's query points: (..., n), the leading axes those of ``bootstrap``
     (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds)."""
-    k, w = expansion.horizon, expansion.weights                                        # w (E, n)
+    w = expansion.weights                                                              # (E, n)
+    q = along_q(expansion, reward, bootstrap, gamma, (0,))[..., 0, :]                  # (..., E n)
+    return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)                            # (..., n)
+
+
+def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],
+            gamma: float, at: tuple[int, ...]) -> np.ndarray:
+    """Every member's G_{k-t}[r] at its own rollout's x_t, for t in ``at`` (0 <= t < k, or t = 0):
+    (..., T, E n), the rest of the same rollout, given alive at t,
+
+        G_{k-t}^e[r](x_t) = (sum_{t<=u<k} gamma^u c_u r(x_u) + gamma^k c_k G[r](s_k, pi(s_k))) / (gamma^t c_t)
+
+    (NaN where c_t = 0). t = 0 is the member's own G_k at the query point."""
+    k = expansion.horizon
+    if any(not 0 <= t < max(k, 1) for t in at):
+        raise ValueError(f"rollout steps of a {k}-step expansion are 0 to {max(k - 1, 0)}, got {at}")
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
-    head = np.zeros(tail.shape[-1])
+    paid = np.zeros((k + 1, tail.shape[-1]))                                           # sum_{u>=t} gamma^u c_u r_u
     if k:   # the k steps' transitions as one batch: one call of the reward
         batch = {key: np.concatenate([x[key] for x in expansion.steps]) for key in expansion.steps[0]}
         r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "model rollout")), np.float64)
         r = r.reshape(k, -1)                                                           # (k, E n)
-        head = ((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r).sum(0)     # (E n,)
-    q = head + gamma ** k * expansion.alive[k] * tail                                  # (..., E n)
-    return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)                            # (..., n)
+        paid[:k] = np.cumsum(((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r)[::-1], 0)[::-1]
+    t = np.asarray(at)
+    alive = expansion.alive[t]                                                         # (T, E n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        q = (paid[t] + gamma ** k * expansion.alive[k] * tail[..., None, :]) / (gamma ** t[:, None] * alive)
+    return np.where(alive > 0, q, np.nan)                                              # (..., T, E n)

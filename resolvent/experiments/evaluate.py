@@ -33,7 +33,7 @@ from tqdm.auto import tqdm
 
 from resolvent.algorithms import distil
 from resolvent.algorithms.distil import DistilData, target_weights
-from resolvent.algorithms.expansion import Rollouts
+from resolvent.algorithms.expansion import Rollouts, along_q
 from resolvent.algorithms.horizon import find_stretches
 from resolvent.data import KINDS
 from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
@@ -42,6 +42,7 @@ from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, D
 from resolvent.experiments.methods import (Method, fqe_oracle, inference_model, make_method, oracle_set,
                                            policy_method, run_fqe, sf_basis)
 from resolvent.experiments.plots import plot_evaluate
+from resolvent.experiments.policy_refs import first_step_values
 from resolvent.experiments.problem import (SETS, Problem, RewardSet, prepare, reference_features,
                                            reward_set)
 from resolvent.experiments.rundir import RunDir
@@ -156,9 +157,10 @@ def set_answers(model: OperatorModel, p: Problem, obs, act, horizon: int | dict 
 
 def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tuple[OperatorModel, np.ndarray]:
     """The operator ``model`` distilled from its expansion G_K, K = ``cfg.distil.horizon``
-    (``algorithms/distil.py``): the targets at ``cfg.distil.points`` state-actions of the data for
-    the family's training rewards and ``cfg.distil.rewards`` generic draws of the prior, every
-    network seed its own. Returns the student (the same network, horizon 0) and its losses (S, steps)."""
+    (``algorithms/distil.py``): the targets at ``cfg.distil.points`` state-actions of the data (and,
+    with ``distil.along``, at the kept members' rollout states from them) for the family's training
+    rewards and ``cfg.distil.rewards`` generic draws of the prior, every network seed its own.
+    Returns the student (the same network, horizon 0) and its losses (S, steps)."""
     d, horizon = cfg.distil, cfg.distil.horizon
     rewards = [r for _, r in p.source.rewards["train"]] if cfg.prior.family else []
     if cfg.prior.generic:
@@ -166,11 +168,23 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     at = np.sort(np.random.default_rng(name_id(f"{cfg.seed}-distil-points")).choice(
         len(p.features["obs"]), min(d.points, len(p.features["obs"])), replace=False))
     obs, act = np.asarray(p.features["obs"])[at], np.asarray(p.features["action"])[at]      # (P, ds) (P, da)
-    u = np.stack([(model.q_values(r, obs, act, seed=None, horizon=horizon)
-                   - np.asarray(model.first_step(r, obs, act))[None]) / cfg.gamma
-                  for r in tqdm(rewards, desc=f"{model.method}+d{horizon} targets", leave=False)], 1)   # (S, R, P)
-    u = jnp.asarray(u, jnp.float32)
-    data = DistilData(x=model.normalise(obs, act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
+    ex = model.expansion(obs, act, horizon)
+    steps = (0, *range(d.along_every, d.along + 1, d.along_every)) if d.along else (0,)
+    w = ex.weights                                                                     # (E, P)
+    kept = [(w.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]]              # (E P,) each
+    x_obs = np.concatenate([obs, *(ex.steps[t]["obs"][m] for t, m in zip(steps[1:], kept))])       # (P', ds)
+    x_act = np.concatenate([act, *(ex.steps[t]["action"][m] for t, m in zip(steps[1:], kept))])    # (P', da)
+    first = np.asarray(first_step_values(model.onestep, list(enumerate(rewards)), x_obs, x_act,
+                                         "distillation points"))                      # (R, P')
+
+    def targets(i: int, r) -> np.ndarray:   # (S, P')
+        q = along_q(ex, r, lambda s, a: model.q_values(r, s, a, seed=None, horizon=0), cfg.gamma, steps)  # (S, T, E P)
+        at_points = (q[:, 0].reshape(len(q), *w.shape) * w).sum(1)                    # (S, P): G_K itself
+        return (np.concatenate([at_points, *(q[:, j][:, m] for j, m in enumerate(kept, 1))], 1) - first[i]) / cfg.gamma
+
+    u = jnp.asarray(np.stack([targets(i, r) for i, r in enumerate(
+        tqdm(rewards, desc=f"{model.method}+d{horizon} targets", leave=False))], 1), jnp.float32)   # (S, R, P')
+    data = DistilData(x=model.normalise(x_obs, x_act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
                       weight=target_weights(u))
     params, losses = distil.train(model.params, model.network, d, data, named_key(cfg.seed, model.method, "distil"))
     student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)

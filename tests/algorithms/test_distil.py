@@ -65,7 +65,14 @@ def test_target_weights_count_every_reward_alike():
 
 
 @pytest.mark.parametrize("field,value", [("horizon", -1), ("points", 0), ("steps", 0), ("rewards", 1.5),
-                                         ("lr", 0.0), ("batch_size", True)])
+                                         ("lr", 0.0), ("batch_size", True), ("along", 5), ("along", -1),
+                                         ("along_every", 0)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=f"distil.{field}"):
         DistilConfig(**{field: value})
+
+
+def test_along_stays_inside_the_rollout():
+    assert DistilConfig(horizon=10, along=9).along == 9
+    with pytest.raises(ValueError, match="distil.along must be an integer from 0 to horizon - 1 = 9"):
+        DistilConfig(horizon=10, along=10)

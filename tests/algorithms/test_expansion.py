@@ -3,7 +3,7 @@ and the operator's exact properties kept (linear, monotone, constants)."""
 import numpy as np
 import pytest
 
-from resolvent.algorithms.expansion import Rollouts, expand, expanded_q
+from resolvent.algorithms.expansion import Rollouts, along_q, expand, expanded_q
 from onestep_models import drift_model, ensemble
 
 GAMMA = 0.9
@@ -65,6 +65,34 @@ def test_linear_monotone_and_constant_exact():
     np.testing.assert_allclose(both, apart, rtol=1e-5, atol=1e-5)
     low, high = expanded_q(e, r2, g2, GAMMA), expanded_q(e, lambda f: r2(f) + 1, lambda s, a: g2(s, a) + 10, GAMMA)
     assert np.all(high >= low)
+
+
+def test_the_answers_along_a_rollout_are_the_rest_of_it():
+    """along_q at x_t of a k-step rollout, every member alone, is G_{k-t} expanded afresh from that
+    member's (s_t, pi(s_t)); with termination, the rest given alive at t; t = 0 is the member's G_k."""
+    d = np.array([0.2, -0.1], np.float32)
+    model = ensemble([d, -d, 3 * d], keep=2)
+    k, at = 6, (0, 1, 4, 5)
+    e = expand(model, policy, OBS, ACT, k)
+    q = along_q(e, height, bootstrap, GAMMA, at)                                       # (2, T, 3 n)
+    assert q.shape == (2, len(at), 9)
+    for i, t in enumerate(at):
+        x = e.steps[t]
+        for m, dm in enumerate([d, -d, 3 * d]):
+            rows = slice(3 * m, 3 * m + 3)
+            fresh = expanded_q(expand(drift_model(dm), policy, x["obs"][rows], x["action"][rows], k - t),
+                               height, bootstrap, GAMMA)
+            np.testing.assert_allclose(q[:, i, rows], fresh, rtol=1e-5, atol=1e-5)
+    w = e.weights
+    np.testing.assert_allclose((q[:, 0].reshape(2, 3, 3) * w).sum(1), expanded_q(e, height, bootstrap, GAMMA),
+                               rtol=1e-6)
+    ended = expand(drift_model(np.zeros(2, np.float32), terminated=0.5), policy, OBS, ACT, 3)
+    one = lambda f: np.ones(len(f["obs"]), np.float32)  # noqa: E731
+    rest = along_q(ended, one, lambda s, a: np.zeros((1, len(s))), GAMMA, (0, 2))
+    np.testing.assert_allclose(rest[0, 1], np.ones(3), rtol=1e-6)                      # the last step alone
+    np.testing.assert_allclose(rest[0, 0], 1 + GAMMA * 0.5 + (GAMMA * 0.5) ** 2, rtol=1e-6)
+    with pytest.raises(ValueError, match="rollout steps of a 6-step expansion are 0 to 5"):
+        along_q(e, height, bootstrap, GAMMA, (6,))
 
 
 def test_bad_horizon_and_policy():
