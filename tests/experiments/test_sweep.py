@@ -129,6 +129,8 @@ def test_report_of_the_sweep(killed, tmp_path):
     # the copied small files report again to the same table
     again = report(tmp_path, tmp_path / "again", reps=500)
     assert again["report.csv"].read_text() == written["report.csv"].read_text()
+    # and count as finished runs: a sweep over them (another session's folder) skips them
+    assert [run_state(r) for r in parse_spec(SPEC, out=tmp_path).runs] == ["done", "done"]
 
 
 def test_cli_dry_run_and_report(killed, tmp_path):
