@@ -17,13 +17,16 @@ import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import flax
 import jax
 import jax.numpy as jnp
 import numpy as np
+import optax
 
 from resolvent.algorithms import onestep
 from resolvent.io import atomic_savez
 from resolvent.keys import named_key
+from resolvent.operators import networks
 from resolvent.paths import cache_dir
 from resolvent.rewards import reward_inputs
 from resolvent.rewards.probes import evaluate_reward
@@ -74,8 +77,10 @@ def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_m
 
 
 def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray) -> str:
-    """sha256 of what ``onestep.fit`` reads and the source of the code that fits (its first 20 hex digits)."""
-    h = hashlib.sha256(Path(onestep.__file__).read_bytes())
+    """sha256 of what ``onestep.fit`` reads, the source of the code that fits (its module and the
+    MLP's) and the versions of the libraries it runs on (its first 20 hex digits)."""
+    h = hashlib.sha256(Path(onestep.__file__).read_bytes() + Path(networks.__file__).read_bytes())
+    h.update(f"jax {jax.__version__} flax {flax.__version__} optax {optax.__version__}".encode())
     h.update(json.dumps([asdict(config), seed], sort_keys=True).encode())
     for name in sorted(features):
         v = np.ascontiguousarray(features[name])

@@ -4,7 +4,12 @@ and kind of points, and the student's answer time against the expansion's.
 
     python results/accuracy/distil/study.py RUN --methods favor,fb --horizon 400 [--steps 3000]
         [--points 2048] [--rewards 256] [--lr 1e-4] [--batch-size 256] [--n-refs 256]
-        --out results/accuracy/distil/NAME.json
+        [--kernel-heads H] --out results/accuracy/distil/NAME.json
+
+``--kernel-heads H`` (favor, a multiple of the operator's H0): a wider student, H kernels in the
+occupancy's mixture instead of H0. It starts as the teacher: every kernel copied H / H0 times,
+each copy's mixture logit lowered by log(H / H0), so the mixture is the teacher's, and the
+copies' features moved by a little noise (1e-3 of their scale) so that they can part.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms.distil import DistilConfig
@@ -33,6 +39,34 @@ def score_of(model: OperatorModel, p, obs, act, horizon: int) -> dict:
     return {**{k: float(np.mean(entry[k])) for k in SHOWN if k in entry}, "answer_seconds": time.perf_counter() - t0}
 
 
+def widened(model: OperatorModel, heads: int, key: jax.Array) -> OperatorModel:
+    """The favor ``model`` with ``heads`` kernels, the same answers up to the copies' noise."""
+    h0, f = model.arch.kernel_heads, model.arch.features
+    if heads % h0:
+        raise ValueError(f"--kernel-heads must be a multiple of the operator's {h0}")
+    c = heads // h0
+    p = jax.tree_util.tree_map(np.asarray, model.params["params"])
+    k_f, k_g = jax.random.split(key)
+
+    def copies(w, k):   # (..., H0 F) head-major columns -> (..., H F), each head c times, the copies moved
+        w = np.repeat(w.reshape(*w.shape[:-1], h0, 1, f), c, axis=-2).reshape(*w.shape[:-1], heads * f)
+        noise = np.asarray(jax.random.normal(k, w.shape)) * 1e-3 * np.std(w)
+        first = (np.arange(heads) % c == 0).repeat(f)                          # the originals stay
+        return np.where(first, w, w + noise).astype(np.float32)
+
+    last_f, last_g = f"Dense_{len(model.arch.hidden)}", f"Dense_{len(model.arch.hidden)}"
+    fl, gl = dict(p["f"][last_f]), dict(p["g"][last_g])
+    fl = {"kernel": copies(fl["kernel"], k_f), "bias": copies(fl["bias"], k_f)}
+    gk, gb = gl["kernel"], gl["bias"]                                          # (S, hid, H0 (F + 1)), (S, H0 (F + 1))
+    logits_k = np.repeat(gk[..., :h0], c, axis=-1)                             # (S, hid, H)
+    logits_b = np.repeat(gb[..., :h0], c, axis=-1) - np.log(c)                 # (S, H): each copy pi_h / c
+    gl = {"kernel": np.concatenate([logits_k, copies(gk[..., h0:], k_g)], -1),
+          "bias": np.concatenate([logits_b, copies(gb[..., h0:], k_g)], -1)}
+    params = {"params": {**p, "f": {**p["f"], last_f: fl}, "g": {**p["g"], last_g: gl}}}
+    params = jax.tree_util.tree_map(jnp.asarray, params)
+    return dataclasses.replace(model, arch=dataclasses.replace(model.arch, kernel_heads=heads), params=params)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("run")
@@ -44,6 +78,8 @@ def main() -> None:
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--batch-size", type=int, default=256)
     ap.add_argument("--n-refs", type=int, default=256)
+    ap.add_argument("--kernel-heads", type=int, default=0,
+                    help="a wider student (favor): H kernels (0: the operator's)")
     ap.add_argument("--variants", default="[{}]",
                     help='a JSON list of DistilConfig overrides, each distilled in turn (e.g. [{"lr": 1e-3}])')
     ap.add_argument("--out", required=True)
@@ -68,8 +104,15 @@ def main() -> None:
         for variant in json.loads(args.variants):
             cfg = dataclasses.replace(base, distil=dataclasses.replace(base.distil, **variant))
             t0 = time.perf_counter()
-            student, losses = distil_operator(cfg, p, teacher)
-            label = f"{name}+d{args.horizon} {json.dumps(variant)}"
+            start = teacher
+            if args.kernel_heads:
+                start = widened(teacher, args.kernel_heads, jax.random.PRNGKey(7))
+                start.onestep, start.target_policy, start.rollouts = p.pi.model, p.source.policy, rollouts
+                rows[f"{name} widened to {args.kernel_heads} kernels"] = score_of(start, p, obs, act, 0)
+                print("widened", json.dumps(rows[f"{name} widened to {args.kernel_heads} kernels"]), flush=True)
+            student, losses = distil_operator(cfg, p, start)
+            wide = {"kernel_heads": args.kernel_heads} if args.kernel_heads else {}
+            label = f"{name}+d{args.horizon} {json.dumps({**variant, **wide})}"
             rows[label] = {**score_of(student, p, obs, act, 0), "distil_seconds": time.perf_counter() - t0,
                            "loss_first_last": [float(losses[:, :100].mean()), float(losses[:, -100:].mean())]}
             print(label, json.dumps(rows[label]), flush=True)
