@@ -68,6 +68,11 @@ class Expansion:
         """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
         return member_weights(self.apart[-1], self.keep)
 
+    def member_mean(self, q: np.ndarray) -> np.ndarray:
+        """Every member's value at every point (..., E n) -> their mean by ``weights`` (..., n)."""
+        w = self.weights                                                               # (E, n)
+        return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)
+
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
         horizon (the model and pi are deterministic), without rolling out again."""
@@ -140,9 +145,7 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
                gamma: float) -> np.ndarray:
     """G_k[r] at the expansion's query points: (..., n), the leading axes those of ``bootstrap``
     (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds)."""
-    w = expansion.weights                                                              # (E, n)
-    q = along_q(expansion, reward, bootstrap, gamma, (0,))[..., 0, :]                  # (..., E n)
-    return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)                            # (..., n)
+    return expansion.member_mean(along_q(expansion, reward, bootstrap, gamma, (0,))[..., 0, :])   # (..., n)
 
 
 def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],

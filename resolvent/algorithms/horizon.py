@@ -102,7 +102,7 @@ def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Expan
 def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
     """e_model(r, k) for each k of ``horizons`` (K,) from the model's rollout along the stretches
     (``validate``): 0 at k = 0, as at L beyond the stretches."""
-    length, (e, n) = stretches.length, validation.apart.shape[1:]
+    length, n = stretches.length, validation.apart.shape[2]
     batch = {key: np.concatenate([x[key] for x in validation.steps]) for key in validation.steps[0]}
     got = np.asarray(jax.device_get(evaluate_reward(reward, batch, "the model's rollout along the data")), np.float64)
     real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
@@ -116,7 +116,7 @@ def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, 
         if j == 0:
             out.append(0.0)
             continue
-        head = (model_sum[j - 1].reshape(e, n) * validation.prefix(j).weights).sum(0)  # (S,)
+        head = validation.prefix(j).member_mean(model_sum[j - 1])                      # (S,)
         out.append(float(np.mean((head - data_sum[j - 1]) ** 2)))
     return np.asarray(out)
 

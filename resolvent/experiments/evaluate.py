@@ -170,8 +170,7 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     obs, act = np.asarray(p.features["obs"])[at], np.asarray(p.features["action"])[at]      # (P, ds) (P, da)
     ex = model.expansion(obs, act, horizon)
     steps = (0, *range(d.along_every, d.along + 1, d.along_every)) if d.along else (0,)
-    w = ex.weights                                                                     # (E, P)
-    kept = [(w.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]]              # (E P,) each
+    kept = [(ex.weights.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]]     # (E P,) each
     x_obs = np.concatenate([obs, *(ex.steps[t]["obs"][m] for t, m in zip(steps[1:], kept))])       # (P', ds)
     x_act = np.concatenate([act, *(ex.steps[t]["action"][m] for t, m in zip(steps[1:], kept))])    # (P', da)
     first = np.asarray(first_step_values(model.onestep, list(enumerate(rewards)), x_obs, x_act,
@@ -179,7 +178,7 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
 
     def targets(i: int, r) -> np.ndarray:   # (S, P')
         q = along_q(ex, r, lambda s, a: model.q_values(r, s, a, seed=None, horizon=0), cfg.gamma, steps)  # (S, T, E P)
-        at_points = (q[:, 0].reshape(len(q), *w.shape) * w).sum(1)                    # (S, P): G_K itself
+        at_points = ex.member_mean(q[:, 0])                                            # (S, P): G_K itself
         return (np.concatenate([at_points, *(q[:, j][:, m] for j, m in enumerate(kept, 1))], 1) - first[i]) / cfg.gamma
 
     u = jnp.asarray(np.stack([targets(i, r) for i, r in enumerate(

@@ -54,15 +54,14 @@ def widened(model: OperatorModel, heads: int, key: jax.Array) -> OperatorModel:
         first = (np.arange(heads) % c == 0).repeat(f)                          # the originals stay
         return np.where(first, w, w + noise).astype(np.float32)
 
-    last_f, last_g = f"Dense_{len(model.arch.hidden)}", f"Dense_{len(model.arch.hidden)}"
-    fl, gl = dict(p["f"][last_f]), dict(p["g"][last_g])
-    fl = {"kernel": copies(fl["kernel"], k_f), "bias": copies(fl["bias"], k_f)}
-    gk, gb = gl["kernel"], gl["bias"]                                          # (S, hid, H0 (F + 1)), (S, H0 (F + 1))
+    last = f"Dense_{len(model.arch.hidden)}"                                   # the output layers of f and g
+    fl = {"kernel": copies(p["f"][last]["kernel"], k_f), "bias": copies(p["f"][last]["bias"], k_f)}
+    gk, gb = p["g"][last]["kernel"], p["g"][last]["bias"]                      # (S, hid, H0 (F + 1)), (S, H0 (F + 1))
     logits_k = np.repeat(gk[..., :h0], c, axis=-1)                             # (S, hid, H)
     logits_b = np.repeat(gb[..., :h0], c, axis=-1) - np.log(c)                 # (S, H): each copy pi_h / c
     gl = {"kernel": np.concatenate([logits_k, copies(gk[..., h0:], k_g)], -1),
           "bias": np.concatenate([logits_b, copies(gb[..., h0:], k_g)], -1)}
-    params = {"params": {**p, "f": {**p["f"], last_f: fl}, "g": {**p["g"], last_g: gl}}}
+    params = {"params": {**p, "f": {**p["f"], last: fl}, "g": {**p["g"], last: gl}}}
     params = jax.tree_util.tree_map(jnp.asarray, params)
     return dataclasses.replace(model, arch=dataclasses.replace(model.arch, kernel_heads=heads), params=params)
 
@@ -107,7 +106,7 @@ def main() -> None:
             start = teacher
             if args.kernel_heads:
                 start = widened(teacher, args.kernel_heads, jax.random.PRNGKey(7))
-                start.onestep, start.target_policy, start.rollouts = p.pi.model, p.source.policy, rollouts
+                start.rollouts = rollouts   # the teacher's rollout (replace copies the one-step model and pi)
                 rows[f"{name} widened to {args.kernel_heads} kernels"] = score_of(start, p, obs, act, 0)
                 print("widened", json.dumps(rows[f"{name} widened to {args.kernel_heads} kernels"]), flush=True)
             student, losses = distil_operator(cfg, p, start)
