@@ -23,6 +23,12 @@ minimised by the projection of d nu_x / d rho onto span B in L2(rho), rho the re
 (the data's states at pi's actions). Every reward's answer is then G[r](x) = r(x, .) + gamma/(1 - gamma)
 F(x)^T z_r with z_r = E_rho[B r] over the whole pool, one forward pass: linear in r, and the
 occupancy is learned from the states themselves, not from a few rewards' averages (``study.py``).
+Or ``--student rff``: B fixed, a constant and random Fourier features phi of the normalised
+(s, pi(s)); their averages Phi_bar(x) = nu_x(phi) computed exactly from the rollout; an MLP psi
+regressed on them (``--weighted``: the error in the metric W = mean_r w_r w_r^T of the prior's
+rewards); a reward's weights w_r by ridge regression on phi over the pool (``--ridge``, a list:
+each scored), the answer r(x, .) + gamma/(1 - gamma) psi(x)^T w_r. Both print how much of their
+targets the regression leaves; rff also the features' own error (Phi_bar^T w_r against nu_x(r)).
 Scored as ``study.py`` scores: reset, trajectory and dataset points, test and probe rewards.
 """
 from __future__ import annotations
@@ -42,8 +48,9 @@ from study import score_of
 
 from resolvent.algorithms.expansion import expanded_q
 from resolvent.experiments import EvaluateConfig, RunDir, prepare
-from resolvent.keys import name_id
+from resolvent.keys import name_id, named_key
 from resolvent.model import OperatorModel
+from resolvent.rewards import generic_rewards
 from resolvent.operators.networks import MLP
 
 
@@ -94,7 +101,7 @@ def exact_nu(teacher: OperatorModel, ex, reward, obs, act):
     return reward, jnp.asarray((1 - g) * (q - first(obs, act)) / g, jnp.float32)
 
 
-def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: dict):
+def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: dict, prior: list):
     """Fixed features phi (D - 1 random Fourier features of the normalised (s, pi(s)) and a
     constant), their averages under nu_x computed exactly from the rollout, an MLP psi regressed
     on them; the answer contracts psi's last layer with w_r first (one 256-wide forward pass)."""
@@ -129,10 +136,19 @@ def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: 
     opt = optax.adam(optax.cosine_decay_schedule(args.lr, args.steps) if args.cosine else args.lr)
 
     train_n = n - n // 10                                                                # the last tenth held out
+    ridges = [float(v) for v in args.ridge.split(",")]
+    first = RFFStudent(teacher, None, None, omega, phase, ridges[0])
+    if args.weighted:   # W = mean_r w_r w_r^T, scaled to trace D
+        ws = jnp.stack([first.solve(first.feats.T @ teacher.encode([r])[0] / first.feats.shape[0]) for r in prior])
+        metric = ws.T @ ws
+        metric = metric * args.features / jnp.trace(metric)                             # (D, D)
+    else:
+        metric = jnp.eye(args.features)
 
     def loss(prm, key):
         idx = jax.random.randint(key, (args.batch_size,), 0, train_n)
-        return jnp.mean((net.apply(prm, x[idx]) - target[idx]) ** 2) * args.features
+        err = net.apply(prm, x[idx]) - target[idx]                                       # (b, D)
+        return jnp.mean(jnp.einsum("bd,de,be->b", err, metric, err))
 
     @jax.jit
     def chunk(prm, state, keys):
@@ -150,18 +166,24 @@ def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: 
         prm, state, values = chunk(prm, state, keys[i:i + 500])
         history.append([i + 500, float(values.mean())])
         print(f"step {i + 500}: loss {history[-1][1]:.5f} ({time.perf_counter() - t0:.0f}s)", flush=True)
-    scale = float(jnp.mean((target - target.mean(0)) ** 2) * args.features)
-    held = float(jnp.mean((net.apply(prm, x[train_n:]) - target[train_n:]) ** 2) * args.features)
+    centred = target - target.mean(0)
+    scale = float(jnp.mean(jnp.einsum("bd,de,be->b", centred, metric, centred)))
+    err = net.apply(prm, x[train_n:]) - target[train_n:]
+    held = float(jnp.mean(jnp.einsum("bd,de,be->b", err, metric, err)))
     apply = jax.jit(lambda prm, v, w_r: net.apply(prm, v, w_r))
-    student = RFFStudent(teacher, apply, prm, omega, phase, args.ridge)
-    # the features' own error, no network: nu_x(r) against Phi_bar^T w_r at the points
-    proj = {}
-    for name, (r, exact) in nu.items():
-        w_r = student.solve(student.feats.T @ teacher.encode([r])[0] / student.feats.shape[0])
-        proj[name] = round(float(jnp.mean((target @ w_r - exact) ** 2) / jnp.var(exact)), 5)
-    print("features' relative error per reward:", json.dumps(proj), flush=True)
-    return student, {"train_seconds": time.perf_counter() - t0, "target_variance": scale, "held_out": held,
-                     "feature_error": proj, "history": history}
+    students, extra = {}, {}
+    for ridge in ridges:
+        student = RFFStudent(teacher, apply, prm, omega, phase, ridge)
+        # the features' own error, no network: nu_x(r) against Phi_bar^T w_r at the points
+        proj = {}
+        for name, (r, exact) in nu.items():
+            w_r = student.solve(student.feats.T @ teacher.encode([r])[0] / student.feats.shape[0])
+            proj[name] = round(float(jnp.mean((target @ w_r - exact) ** 2) / jnp.var(exact)), 5)
+        print(f"ridge {ridge}: features' relative error per reward:", json.dumps(proj), flush=True)
+        students[ridge] = student
+        extra[ridge] = {"train_seconds": time.perf_counter() - t0, "target_variance": scale, "held_out": held,
+                        "feature_error": proj, "history": history}
+    return students, extra
 
 
 def main() -> None:
@@ -182,7 +204,11 @@ def main() -> None:
     ap.add_argument("--student", choices=("fb", "rff"), default="fb",
                     help="fb: F, B learned; rff: B fixed random Fourier features, F regressed on their averages")
     ap.add_argument("--lengthscales", default="0.25,0.5,1.0", help="rff: the features' lengthscales (equal shares)")
-    ap.add_argument("--ridge", type=float, default=1e-4, help="rff: the reward regression's l2 term")
+    ap.add_argument("--ridge", default="1e-4", help="rff: the reward regression's l2 terms (each scored)")
+    ap.add_argument("--weighted", action="store_true",
+                    help="rff: the regression error weighted by the prior rewards, "
+                         "(psi - Phi_bar)^T W (psi - Phi_bar), W = mean_r w_r w_r^T over the family's "
+                         "training rewards and 256 generic ones")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
@@ -218,10 +244,15 @@ def main() -> None:
     if args.student == "rff":
         nu = {name: exact_nu(teacher, ex, r, obs, act) for s_ in ("test", "probe") for name, r in p.source.rewards[s_]}
         del ex
-        student, extra = rff_student(args, teacher, x, y, w, mass, hidden, name_id(f"{cfg.seed}-measure"), t0, nu)
-        label = f"rff-measure D{args.features} l{args.lengthscales} h{args.hidden} K{args.horizon}"
-        out["rows"][label] = {**score_of(student, p, obs_e, act_e, 0), **extra}
-        print(label, json.dumps({k: v for k, v in out["rows"][label].items() if k != "history"}), flush=True)
+        prior = [r for _, r in p.source.rewards["train"]] + generic_rewards(
+            cfg.prior, named_key(cfg.seed, "distil-rewards"), p.prior_stats, p.z_raw, 256)
+        students, extra = rff_student(args, teacher, x, y, w, mass, hidden, name_id(f"{cfg.seed}-measure"), t0, nu,
+                                      prior)
+        for ridge, student in students.items():
+            label = (f"rff-measure D{args.features} l{args.lengthscales} h{args.hidden} K{args.horizon} "
+                     f"ridge {ridge}{' weighted' if args.weighted else ''}")
+            out["rows"][label] = {**score_of(student, p, obs_e, act_e, 0), **extra[ridge]}
+            print(label, json.dumps({k: v for k, v in out["rows"][label].items() if k != "history"}), flush=True)
         Path(args.out).write_text(json.dumps(out, indent=1))
         return
     arch = dataclasses.replace(teacher.arch, features=args.features, hidden=hidden)
