@@ -50,13 +50,14 @@ from resolvent.algorithms.expansion import expanded_q
 from resolvent.experiments import EvaluateConfig, RunDir, prepare
 from resolvent.keys import name_id, named_key
 from resolvent.model import OperatorModel
-from resolvent.rewards import generic_rewards
 from resolvent.operators.networks import MLP
+from resolvent.rewards import generic_rewards
 
 
 def occupancy_states(model: OperatorModel, obs: np.ndarray, act: np.ndarray, horizon: int):
-    """The rollout's states after the first step, normalised: (K, E, P, dx), with the members'
-    weights times alive (K, E, P), the mass of each step lumped in ``sample_steps``."""
+    """The rollout's states after the first step, x_1 .. x_K normalised (K, E, P, dx), the members'
+    weights times alive (K, E, P) (each step's discount mass is applied by the caller), and the
+    rollout itself."""
     ex = model.expansion(obs, act, horizon)
     e, n = ex.weights.shape
     ys = [model.normalise(x["obs"], x["action"]) for x in ex.steps[1:]] + [model.normalise(ex.obs, ex.action)]
