@@ -68,7 +68,7 @@ class Sweep:
     spec: dict       # the spec as read
 
     def manifest(self) -> dict:
-        """What ``sweep.json`` holds: the spec and every run's cell, seed and folder."""
+        """This sweep's part of ``sweep.json``: the spec and every run's cell, seed and folder."""
         return {"task": self.task, "spec": self.spec,
                 "runs": [{"cell": r.cell, "values": r.values, "seed": r.seed,
                           "path": str(r.path.relative_to(self.out))} for r in self.runs]}
@@ -259,6 +259,25 @@ def failure(e: ray.exceptions.RayError) -> str:
     return f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
 
 
+def write_manifest(sweep: Sweep) -> dict:
+    """``OUT/sweep.json``: this sweep's runs joined to those already listed there by earlier sweeps
+    into the same folder (several specs build one grid, e.g. ``results/ope-*.toml`` into
+    ``runs/ope``, and ``resolvent report`` covers them all), the spec the latest. A folder holds
+    one task's runs: a sweep of another task into it is refused."""
+    path = sweep.out / "sweep.json"
+    new = sweep.manifest()
+    if path.is_file():
+        old = json.loads(path.read_text())
+        if old["task"] != sweep.task:
+            raise ValueError(f"{sweep.out} holds the runs of an {old['task']!r} sweep; give the {sweep.task!r} "
+                             f"sweep another folder (its spec's `out`)")
+        mine = {r["path"] for r in new["runs"]}
+        new["runs"] = [r for r in old["runs"] if r["path"] not in mine] + new["runs"]
+    sweep.out.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, (json.dumps(new, indent=2) + "\n").encode())
+    return new
+
+
 def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | None = None, retries: int = 3,
               progress: bool = True) -> dict:
     """Run every unfinished run of ``sweep`` as a Ray task (a local Ray unless ``address`` or an
@@ -266,8 +285,7 @@ def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | No
     GPUs, else its CPUs]; a task whose worker dies is retried ``retries`` times, resuming.
     Returns {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
     states = {r.path: run_state(r) for r in sweep.runs}
-    sweep.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(sweep.out / "sweep.json", (json.dumps(sweep.manifest(), indent=2) + "\n").encode())
+    write_manifest(sweep)
     todo = [r for r in sweep.runs if states[r.path] != "done"]
     summary = {"skipped": [str(r.path) for r in sweep.runs if states[r.path] == "done"],
                "ran": [], "resumed": [], "failed": {}}

@@ -20,8 +20,8 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from resolvent.cli import main
 from resolvent.experiments import RunDir
-from resolvent.experiments.report import interval_estimates, iqm, report
-from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep
+from resolvent.experiments.report import interval_estimates, iqm, read_sweep, report
+from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep, write_manifest
 
 TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
         "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
@@ -253,3 +253,25 @@ def test_report_of_an_optimize_sweep_draws_the_opi_figure(tmp_path):
     assert float(got[("maxout", "return")]["iqm"]) == pytest.approx(np.mean([r["return"][0] for r in res]))
     tests = [np.mean([v[0] for v in r["test_returns"].values()]) for r in res]
     assert float(got[("maxout", "test_return")]["iqm"]) == pytest.approx(np.mean(tests))
+
+
+def test_sweeps_of_several_specs_into_one_folder_are_reported_together(tmp_path):
+    """sweep.json keeps the runs of every sweep into the folder (the spec, the latest): a second
+    spec into it adds its cells, a rerun of the first keeps the same runs, and the report sees both."""
+    first = parse_spec({**SPEC, "axes": {"dataset": ["expert"]}}, out=tmp_path)
+    second = parse_spec({**SPEC, "seeds": [0], "axes": {"dataset": ["replay"]}}, out=tmp_path)
+    write_manifest(first)
+    both = write_manifest(second)
+    assert both["spec"] == second.spec
+    assert [r["path"] for r in both["runs"]] == ["expert/seed-0", "expert/seed-1", "replay/seed-0"]
+    assert write_manifest(first)["runs"] == both["runs"][2:] + both["runs"][:2]
+    task, cells = read_sweep(tmp_path)
+    assert task == "evaluate" and sorted((c.name, c.expected) for c in cells) == [("expert", 2), ("replay", 1)]
+
+
+def test_a_sweep_of_another_task_into_the_folder_is_refused(tmp_path):
+    write_manifest(parse_spec(SPEC, out=tmp_path))
+    before = (tmp_path / "sweep.json").read_bytes()
+    with pytest.raises(ValueError, match="holds the runs of an 'evaluate' sweep"):
+        write_manifest(parse_spec({"task": "optimize", "seeds": 1, "fixed": OPT_TINY}, out=tmp_path))
+    assert (tmp_path / "sweep.json").read_bytes() == before
