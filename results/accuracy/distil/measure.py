@@ -71,18 +71,20 @@ class RFFStudent:
     of fixed random Fourier features phi, w_r the ridge regression of r on phi over the pool (the
     constant feature unpenalised, its psi fixed at 1, so G[c] = c/(1-gamma) up to the solve)."""
 
-    def __init__(self, teacher: OperatorModel, apply, params, omega, phase, ridge: float):
-        self.teacher, self.apply, self.params, self.omega, self.phase = teacher, apply, params, omega, phase
-        feats = features(teacher.xi, omega, phase)                                       # (N, D)
+    def __init__(self, teacher: OperatorModel, apply, params, feats: jax.Array, ridge: float):
+        self.teacher, self.apply, self.params = teacher, apply, params
+        self.feats = feats                                                               # (N, D): phi at the pool
         n, d = feats.shape
         gram = feats.T @ feats / n + ridge * jnp.diag(jnp.r_[0.0, jnp.ones(d - 1)])      # (D, D)
         self.solve = jax.jit(lambda rhs: jnp.linalg.solve(gram, rhs))
-        self.feats = feats
+
+    def weights(self, reward) -> jax.Array:
+        """w_r (D,): the ridge regression of the reward's values at the pool on phi there."""
+        r_pool = self.teacher.encode([reward])[0]                                          # (N,)
+        return self.solve(self.feats.T @ r_pool / r_pool.shape[0])
 
     def q_values(self, reward, obs, act, seed=None, horizon=0):
-        r_pool = self.teacher.encode([reward])[0]                                          # (N,)
-        w = self.solve(self.feats.T @ r_pool / r_pool.shape[0])                            # (D,)
-        psi_w = self.apply(self.params, self.teacher.normalise(obs, act), w)               # (b,)
+        psi_w = self.apply(self.params, self.teacher.normalise(obs, act), self.weights(reward))   # (b,)
         first = self.teacher.first_step(reward, obs, act)                                  # (b,)
         g = self.teacher.gamma
         return np.asarray(first + g / (1 - g) * psi_w)[None]                               # (1, b)
@@ -138,9 +140,10 @@ def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: 
 
     train_n = n - n // 10                                                                # the last tenth held out
     ridges = [float(v) for v in args.ridge.split(",")]
-    first = RFFStudent(teacher, None, None, omega, phase, ridges[0])
+    pool = features(teacher.xi, omega, phase)                                            # (N, D)
+    first = RFFStudent(teacher, None, None, pool, ridges[0])
     if args.weighted:   # W = mean_r w_r w_r^T, scaled to trace D
-        ws = jnp.stack([first.solve(first.feats.T @ teacher.encode([r])[0] / first.feats.shape[0]) for r in prior])
+        ws = jnp.stack([first.weights(r) for r in prior])                                # (R, D)
         metric = ws.T @ ws
         metric = metric * args.features / jnp.trace(metric)                             # (D, D)
     else:
@@ -174,12 +177,11 @@ def rff_student(args, teacher, x, y, w, mass, hidden, seed: int, t0: float, nu: 
     apply = jax.jit(lambda prm, v, w_r: net.apply(prm, v, w_r))
     students, extra = {}, {}
     for ridge in ridges:
-        student = RFFStudent(teacher, apply, prm, omega, phase, ridge)
+        student = RFFStudent(teacher, apply, prm, pool, ridge)
         # the features' own error, no network: nu_x(r) against Phi_bar^T w_r at the points
         proj = {}
         for name, (r, exact) in nu.items():
-            w_r = student.solve(student.feats.T @ teacher.encode([r])[0] / student.feats.shape[0])
-            proj[name] = round(float(jnp.mean((target @ w_r - exact) ** 2) / jnp.var(exact)), 5)
+            proj[name] = round(float(jnp.mean((target @ student.weights(r) - exact) ** 2) / jnp.var(exact)), 5)
         print(f"ridge {ridge}: features' relative error per reward:", json.dumps(proj), flush=True)
         students[ridge] = student
         extra[ridge] = {"train_seconds": time.perf_counter() - t0, "target_variance": scale, "held_out": held,

@@ -13,25 +13,15 @@ import time
 
 import gymnasium as gym
 import jax
-import minari
 import numpy as np
 
 from resolvent.algorithms import onestep
+from resolvent.data.user import load_dataset
 
 sys.path.insert(0, "examples")
 from reacher import policy  # noqa: E402  (examples/ is not a package)
 
 STEPS = 100
-
-
-def data_features(dataset: str) -> dict[str, np.ndarray]:
-    """The dataset's (obs, action, next_obs) transitions, float32."""
-    feats = {"obs": [], "action": [], "next_obs": []}
-    for ep in minari.load_dataset(dataset).iterate_episodes():
-        feats["obs"].append(ep.observations[:-1])
-        feats["action"].append(ep.actions)
-        feats["next_obs"].append(ep.observations[1:])
-    return {k: np.concatenate(v).astype(np.float32) for k, v in feats.items()}
 
 
 def true_rollouts(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -70,7 +60,7 @@ def main() -> None:
     args = ap.parse_args()
     starts, truth = true_rollouts(32)
     report("saved", onestep.from_arrays(np.load(args.model)), starts, truth)
-    feats = data_features(args.dataset)
+    feats = {k: v for k, v in load_dataset(args.dataset)[1].items() if k in ("obs", "action", "next_obs")}
     x = np.concatenate([feats["obs"], feats["action"]], 1)
     for steps in (3000, 20000):
         t0 = time.time()
