@@ -20,8 +20,8 @@ by the mean of the M most central members per point (``OneStepConfig``; one fit 
 there. ``--predictions FILE.npz`` writes every answer and its truth (``METHOD|kK|SET|KIND`` and
 ``truth|SET|KIND``, each (rewards, points)) for studies of the answers themselves.
 ``auto`` among the horizons answers with k chosen per reward among the others
-(``algorithms/horizon.py``: the model checked along the data's stretches, every other operator
-of the run its peer), as ``METHOD+kauto`` does.
+(``algorithms/horizon.py``: the ensemble's spread under pi, a single model checked along the
+data's stretches, every other operator of the run its peer), as ``METHOD+kauto`` does.
 Ends with a Markdown table of the mean R^2 per method and k. (A run trained with ``horizons``
 scores its expansions itself, as ``METHOD+kK`` entries of results.json.)
 """
@@ -100,9 +100,10 @@ def bench(run_dir: str, methods: list[str] | None, horizons: list, points: str |
         onestep = onestep_of(run_dir, [m for m in cfg.methods if m != "fqe"])
     keeps = keeps or (onestep.keep,)   # the model's own
     fixed = [k for k in horizons if k != AUTO]
-    if AUTO in horizons:   # the choice per reward: the data's stretches, every other operator of the run as peer
-        stretches = find_stretches({k: np.asarray(src.data[k]) for k in src.spec.feature_keys}, max(fixed),
-                                   cfg.stretches or 256, cfg.seed)
+    if AUTO in horizons:   # the choice per reward: every other operator of the run as peer (a single model:
+        stretches = (find_stretches({k: np.asarray(src.data[k]) for k in src.spec.feature_keys}, max(fixed),
+                                    cfg.stretches or 256, cfg.seed)            # checked along the data's stretches)
+                     if any(onestep._replace(keep=k).kept <= 1 for k in keeps) else None)
         everyone = {m: resolvent.load(run_dir, m) for m in cfg.methods if m != "fqe"}
     rows = []
     for method, keep in ((m, x) for m in methods for x in keeps):

@@ -30,7 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.expansion import Expansion, Rollouts, expanded_q
-from resolvent.algorithms.horizon import Stretches, choose, model_errors, validate
+from resolvent.algorithms.horizon import Stretches, choose, member_spread, model_errors, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
@@ -125,7 +125,7 @@ class OperatorModel:
     horizon: int | str = 0              # q_values' default expansion horizon k (``load(run, "favor+k30")``),
     #                                     or "auto": chosen per reward (``choose_horizon``)
     horizons: tuple[int, ...] = ()      # "auto"'s candidates besides 0 (the run's horizons)
-    stretches: Stretches | None = None  # "auto": the data's stretches that check the one-step model
+    stretches: Stretches | None = None  # "auto": the data's stretches that check a one-step model of one member
     peers: tuple = ()                   # "auto": other operators of the same data (their spread is e_op)
     #                                     (these three are not saved with the model: ``load`` attaches the run's)
 
@@ -278,24 +278,31 @@ class OperatorModel:
 
     def choose_horizon(self, reward: Reward, observations, actions) -> int:
         """k*(r) = argmin_k e_model(r, k) + gamma^(2k) e_op(r) over 0 and ``horizons``
-        (``algorithms/horizon.py``): e_model the one-step model's error along the data's
-        ``stretches``, e_op the spread of this operator's and its ``peers``' answers at the points."""
-        if self.stretches is None or not self.peers or not self.horizons:
+        (``algorithms/horizon.py``): e_model the one-step model's members' spread over the first k
+        steps under pi from the points (a model of one kept member: its error along the data's
+        ``stretches``), e_op the spread of this operator's and its ``peers``' answers there."""
+        spread = self.onestep is not None and self.onestep.kept > 1
+        if not self.peers or not self.horizons or not (spread or self.stretches is not None):
             raise ValueError(f"horizon 'auto' chooses among the run's horizons by the one-step model's error "
-                             f"along stretches of the data and the spread of several operators: load it with "
-                             f"resolvent.load(run, '{self.method}+kauto') from a run with horizons, stretches > 0 "
-                             f"and two or more operators (this model has {len(self.horizons)} horizons, "
-                             f"{'no' if self.stretches is None else 'its'} stretches, {len(self.peers)} peers)")
+                             f"(its ensemble's spread, or along stretches of the data for a single model) and the "
+                             f"spread of several operators: load it with resolvent.load(run, '{self.method}+kauto') "
+                             f"from a run with horizons and two or more operators (this model has "
+                             f"{len(self.horizons)} horizons, {len(self.peers)} peers, "
+                             f"{'an ensemble' if spread else 'no ensemble and no stretches'})")
         self._check_rollout()
         answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
                             for m in (self, *self.peers)])                     # (M, b)
         e_op = float(answers.var(0).mean())
-        tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
-        if self._validation is None or self._validation[0] != tag:   # reward-independent: once
-            self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
-        check = self._validation[1]
         candidates = (0, *self.horizons)
-        return choose(model_errors(check, self.stretches, reward, candidates, self.gamma), e_op, candidates, self.gamma)
+        if spread:
+            e_model = member_spread(self.expansion(observations, actions, max(candidates)), reward,
+                                    candidates, self.gamma)
+        else:
+            tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
+            if self._validation is None or self._validation[0] != tag:   # reward-independent: once
+                self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
+            e_model = model_errors(self._validation[1], self.stretches, reward, candidates, self.gamma)
+        return choose(e_model, e_op, candidates, self.gamma)
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the

@@ -7,6 +7,7 @@ import pytest
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.algorithms.distil import DistilConfig
+from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.model import CheckpointError
 
@@ -200,18 +201,33 @@ def test_distilled_operator_is_scored_saved_and_loaded(policy_run):
 
 
 def test_horizon_chosen_per_reward(policy_run):
-    """METHOD+kauto: each reward's k from 0 and the run's horizons (the model's error along the
-    data's stretches against the operators' spread), the answer that horizon's; a constant's Q
-    stays exact; the run's results record every reward's choice; a model without the run's
-    stretches and peers says what it needs."""
+    """METHOD+kauto: each reward's k from 0 and the run's horizons (the one-step ensemble's spread
+    under pi against the operators' spread; a single model's error along the data's stretches),
+    the answer that horizon's; a constant's Q stays exact; the run's results record every
+    reward's choice; a model without peers, or a single model without stretches, says what it
+    needs."""
     model = resolvent.load(policy_run, "favor+kauto")
     assert model.horizon == "auto" and model.horizons == (10, 30, 60, 150, 400)
-    assert [p.method for p in model.peers] == ["fb"] and model.stretches is not None
+    assert [p.method for p in model.peers] == ["fb"] and model.onestep.kept == 3
+    assert model.stretches is None      # an ensemble checks itself: the run keeps no stretches
     obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
     act = np.array([[0.0], [1.0]], np.float32)
     height = lambda f: f["obs"][:, 0]  # noqa: E731
     k = model.choose_horizon(height, obs, act)
-    assert k in (0, *model.horizons)
+    candidates = (0, *model.horizons)
+    e_op = np.stack([m.q_values(height, obs, act, seed=None, horizon=0).mean(0) for m in (model, *model.peers)]).var(0)
+    spread = member_spread(model.expansion(obs, act, 400), height, candidates, 0.99)
+    assert k == choose(spread, float(e_op.mean()), candidates, 0.99)
+    single = resolvent.load(policy_run, "favor+kauto")
+    single.onestep = single.onestep._replace(keep=1)
+    with pytest.raises(ValueError, match="no ensemble and no stretches"):
+        single.choose_horizon(height, obs, act)
+    line = np.linspace(-1.0, 1.0, 501, dtype=np.float32)[:, None] * np.ones((1, 3), np.float32)
+    single.stretches = find_stretches({"obs": line[:-1], "action": np.zeros((500, 1), np.float32),
+                                       "next_obs": line[1:]}, 400, 8, 0)
+    check = validate(single.onestep, single.target_policy, single.stretches)
+    assert single.choose_horizon(height, obs, act) == choose(
+        model_errors(check, single.stretches, height, candidates, 0.99), float(e_op.mean()), candidates, 0.99)
     np.testing.assert_array_equal(model.q_values(height, obs, act), model.q_values(height, obs, act, horizon=k))
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(model.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)

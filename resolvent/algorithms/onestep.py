@@ -74,6 +74,11 @@ class OneStepModel(NamedTuple):
         kernel = self.params["params"]["Dense_0"]["kernel"]
         return int(kernel.shape[0]) if np.ndim(kernel) == 3 else 1
 
+    @property
+    def kept(self) -> int:
+        """m: the members a rollout keeps per point (``keep``, 0 or more than E: all E)."""
+        return min(self.keep or self.members, self.members)
+
 
 def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
     """Regression targets (n, ds + k): next_obs - obs, then every scalar quantity."""
@@ -174,7 +179,7 @@ def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
     """w (E, n): 1/m on the m = keep (0 or more than E: all) members least apart from the others
     at each point (ties to the lower index), 0 elsewhere."""
     e, n = apart.shape
-    m = min(keep or e, e)
+    m = min(keep or e, e)   # as OneStepModel.kept
     kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
     w = np.zeros((e, n))
     w[kept, np.arange(n)] = 1.0 / m

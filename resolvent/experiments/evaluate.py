@@ -90,7 +90,8 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
     like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``,
     ``METHOD+kauto``, K chosen per reward (``algorithms/horizon.py``; its choices in
-    ``horizon_each``) where the data has stretches and the run two or more operators, and
+    ``horizon_each``) where the run has two or more operators and the one-step model an ensemble
+    (a single model: where the data has stretches), and
     ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
     distilled into it (``distil_operator``), saved as the model ``METHOD+dK``. The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
@@ -103,8 +104,9 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
         models[name] = model = OperatorModel.load(run.path / "models", name)
         model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
+    spread = p.pi.model.kept > 1   # an ensemble checks itself; a single model is checked along the data
     stretches = (find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
-                 if cfg.stretches and cfg.horizons and len(models) > 1 else None)
+                 if cfg.stretches and cfg.horizons and len(models) > 1 and not spread else None)
     if stretches is not None:
         save_stretches(stretches, run.path / "models")
 
@@ -113,7 +115,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
                 "seconds": methods[name]["seconds"], "horizon": horizon}
 
     chosen = {}
-    if stretches is not None:
+    if cfg.horizons and len(models) > 1 and (spread or stretches is not None):
         # k*(r) is the same for every operator: e_model is the one-step model's and e_op the spread
         # of all the run's operators, so one of them chooses for all
         first, *others = models.values()

@@ -107,8 +107,9 @@ class EvaluateConfig:
     onestep: OneStepConfig = field(default_factory=OneStepConfig)  # the one-step model (policy encoding)
     horizons: tuple[int, ...] = (10, 30, 60, 150, 400)  # model-based expansions G_k scored after training (a
     #                                    ``METHOD+kK`` entry each, and auto's candidates; needs the one-step model)
-    stretches: int = 256               # stretches of the data (max(horizons) steps each) along which the one-step
-    #                                    model is checked for ``METHOD+kauto``, the horizon chosen per reward (0: none)
+    stretches: int = 256               # stretches of the data (max(horizons) steps each) along which a one-step
+    #                                    model of one kept member is checked for ``METHOD+kauto``, the horizon chosen
+    #                                    per reward (0: none; an ensemble's own spread under pi is its check)
     distil: DistilConfig = field(default_factory=DistilConfig)  # ``METHOD+dK``: the expansion G_K distilled
     #                                    into each operator of the policy encoding (distil.horizon = K; 0: none)
 
@@ -175,7 +176,8 @@ class EvaluateConfig:
             raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
         check_onestep(self.onestep)
         if self.stretches < 0:
-            raise ValueError(f"stretches must be >= 0 (0: no METHOD+kauto), got {self.stretches}")
+            raise ValueError(f"stretches must be >= 0 (0: none, and no METHOD+kauto for a single one-step model), "
+                             f"got {self.stretches}")
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")

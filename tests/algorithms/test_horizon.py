@@ -1,11 +1,13 @@
-"""The horizon chosen per reward: the data's stretches, the model's error along them (zero for an
-exact model, growing for a drifting one, seen by an action-only reward through the replayed
-closed loop), and the rule's exact choices."""
+"""The horizon chosen per reward: the ensemble's spread under pi (exact for members drifting
+apart, zero for identical ones), the data's stretches and a single model's error along them
+(zero for an exact model, growing for a drifting one, seen by an action-only reward through the
+replayed closed loop), and the rule's exact choices."""
 import numpy as np
 import pytest
-from onestep_models import drift_model
+from onestep_models import drift_model, ensemble
 
-from resolvent.algorithms.horizon import choose, find_stretches, model_errors, validate
+from resolvent.algorithms.expansion import expand
+from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
 
 GAMMA = 0.9
 DELTA = np.array([0.1, -0.05], np.float32)
@@ -69,3 +71,25 @@ def test_the_rule_balances_the_model_against_the_operator(e_op, want):
     horizons = (0, 10, 30, 400)
     e_model = np.array([0.0, 0.1, 5.0, 50.0])
     assert choose(e_model, e_op, horizons, 0.99) == want
+
+
+def test_the_members_spread_under_pi_is_exact():
+    """Two members drifting apart by eps a step in s_0: height's spread over the first k steps is
+    ((h_1 - h_2) / 2)^2 = (eps / 2 sum_{t<k} gamma^t t)^2 at every point, as at the rollout's end
+    beyond it; identical members, one kept member and k = 0 have none; an action-only reward
+    sees the drift from the second step on, through pi at the members' states."""
+    eps, k_max = 0.05, 30
+    obs = np.array([[0.0, 1.0], [2.0, -1.0], [-1.0, 0.5]], np.float32)
+    horizons = (0, 1, 5, 10, 30, 50)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    apart = expand(ensemble([DELTA, DELTA + np.array([eps, 0.0], np.float32)], keep=0), policy, obs, policy(obs), k_max)
+    t = np.arange(k_max)
+    want = [(eps / 2 * (GAMMA ** t[:min(k, k_max)] * t[:min(k, k_max)]).sum()) ** 2 for k in horizons]
+    np.testing.assert_allclose(member_spread(apart, height, horizons, GAMMA), want, rtol=1e-4, atol=1e-12)
+    effort = lambda f: f["action"][:, 0] ** 2  # noqa: E731
+    e = member_spread(apart, effort, horizons, GAMMA)
+    assert e[0] == e[1] == 0 and np.all(np.diff(e[1:5]) > 0)   # the first action is the query's own
+    same = expand(ensemble([DELTA, DELTA, DELTA], keep=0), policy, obs, policy(obs), k_max)
+    lone = expand(ensemble([DELTA, DELTA + np.array([eps, 0.0], np.float32)], keep=1), policy, obs, policy(obs), k_max)
+    for exp in (same, lone):
+        np.testing.assert_allclose(member_spread(exp, height, horizons, GAMMA), 0.0, atol=1e-12)
