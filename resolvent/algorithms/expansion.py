@@ -73,6 +73,13 @@ class Expansion:
         w = self.weights                                                               # (E, n)
         return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)
 
+    def step_rewards(self, reward: Callable, what: str) -> np.ndarray:
+        """r(x_t) at every step of every member's rollout, the k steps as one batch (one call of
+        the reward; ``what`` names the points in its errors): (k, E n)."""
+        batch = {key: np.concatenate([x[key] for x in self.steps]) for key in self.steps[0]}
+        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, what)), np.float64)
+        return r.reshape(self.horizon, -1)
+
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
         horizon (the model and pi are deterministic), without rolling out again."""
@@ -161,10 +168,8 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
         raise ValueError(f"rollout steps of a {k}-step expansion are 0 to {max(k - 1, 0)}, got {at}")
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
     paid = np.zeros((k + 1, tail.shape[-1]))                                           # sum_{u>=t} gamma^u c_u r_u
-    if k:   # the k steps' transitions as one batch: one call of the reward
-        batch = {key: np.concatenate([x[key] for x in expansion.steps]) for key in expansion.steps[0]}
-        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "model rollout")), np.float64)
-        r = r.reshape(k, -1)                                                           # (k, E n)
+    if k:
+        r = expansion.step_rewards(reward, "model rollout")                            # (k, E n)
         paid[:k] = np.cumsum(((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r)[::-1], 0)[::-1]
     t = np.asarray(at)
     alive = expansion.alive[t]                                                         # (T, E n)

@@ -110,12 +110,11 @@ def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, 
     """e_model(r, k) for each k of ``horizons`` (K,) from the model's rollout along the stretches
     (``validate``): 0 at k = 0, as at L beyond the stretches."""
     length, n = stretches.length, validation.apart.shape[2]
-    batch = {key: np.concatenate([x[key] for x in validation.steps]) for key in validation.steps[0]}
-    got = np.asarray(jax.device_get(evaluate_reward(reward, batch, "the model's rollout along the data")), np.float64)
+    got = validation.step_rewards(reward, "the model's rollout along the data")        # (L, E S)
     real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
     want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
     disc = gamma ** np.arange(length)[:, None]                                         # (L, 1)
-    model_sum = np.cumsum(disc * validation.alive[:length] * got.reshape(length, -1), 0)   # (L, E S)
+    model_sum = np.cumsum(disc * validation.alive[:length] * got, 0)                 # (L, E S)
     data_sum = np.cumsum(disc * stretches.alive * want.reshape(length, n), 0)          # (L, S)
     out = []
     for k in horizons:
@@ -136,10 +135,8 @@ def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float
     out = np.zeros(len(horizons))
     if k_max == 0:
         return out
-    batch = {key: np.concatenate([x[key] for x in expansion.steps]) for key in expansion.steps[0]}
-    r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "the model's rollout")), np.float64)
-    disc = gamma ** np.arange(k_max)[:, None]                                          # (k, 1)
-    heads = np.cumsum(disc * expansion.alive[:k_max] * r.reshape(k_max, -1), 0)       # (k, E n)
+    r = expansion.step_rewards(reward, "the model's rollout")                          # (k, E n)
+    heads = np.cumsum(gamma ** np.arange(k_max)[:, None] * expansion.alive[:k_max] * r, 0)   # (k, E n)
     for i, k in enumerate(horizons):
         j = min(k, k_max)
         if j:

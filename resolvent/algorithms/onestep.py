@@ -76,8 +76,13 @@ class OneStepModel(NamedTuple):
 
     @property
     def kept(self) -> int:
-        """m: the members a rollout keeps per point (``keep``, 0 or more than E: all E)."""
-        return min(self.keep or self.members, self.members)
+        """m: the members a rollout keeps per point (``kept_members``)."""
+        return kept_members(self.keep, self.members)
+
+
+def kept_members(keep: int, members: int) -> int:
+    """m = keep, or all E members for keep = 0 or keep > E."""
+    return min(keep or members, members)
 
 
 def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, ...]]:
@@ -179,7 +184,7 @@ def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
     """w (E, n): 1/m on the m = keep (0 or more than E: all) members least apart from the others
     at each point (ties to the lower index), 0 elsewhere."""
     e, n = apart.shape
-    m = min(keep or e, e)   # as OneStepModel.kept
+    m = kept_members(keep, e)
     kept = np.argsort(apart, 0, kind="stable")[:m]                                     # (m, n)
     w = np.zeros((e, n))
     w[kept, np.arange(n)] = 1.0 / m

@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from resolvent.algorithms.expansion import Expansion
-from resolvent.algorithms.horizon import model_errors, validate
+from resolvent.algorithms.horizon import member_spread, model_errors, validate
 from resolvent.experiments import EvaluateConfig, RunDir
 from resolvent.experiments.problem import prepare
 from resolvent.model import load
@@ -47,9 +47,7 @@ SETS = ("train", "test", "probe")
 
 def member_sums(exp: Expansion, reward, gamma: float) -> np.ndarray:
     """Every member's running discounted reward sum along its rollout: (k, E n)."""
-    batch = {key: np.concatenate([x[key] for x in exp.steps]) for key in exp.steps[0]}
-    r = np.asarray(jax.device_get(evaluate_reward(reward, batch, "rollout")), np.float64)
-    r = r.reshape(exp.horizon, -1)                                                     # (k, E n)
+    r = exp.step_rewards(reward, "rollout")                                            # (k, E n)
     return np.cumsum((gamma ** np.arange(exp.horizon))[:, None] * exp.alive[:exp.horizon] * r, 0)
 
 
@@ -110,7 +108,7 @@ def main() -> None:
             e_model = model_errors(check, first.stretches, r, horizons, gamma)
             var_data, err_data = per_point(check, member_sums(check, r, gamma), horizons,
                                            data_sums(first.stretches, r, gamma))      # (K, S)
-            v_pi = per_point(exp, member_sums(exp, r, gamma), horizons)[0].mean(1)     # (K,)
+            v_pi = member_spread(exp, r, horizons, gamma)                              # (K,)
             v_data = var_data.mean(1)
             with np.errstate(divide="ignore", invalid="ignore"):
                 cal = np.where(v_data > 0, e_model * v_pi / v_data, 0.0)
@@ -158,7 +156,6 @@ def summarise(rows: list[dict], horizons) -> None:
                 cells.append(f"{rule} {np.mean(chosen):.3g}")
             cells.append(f"hindsight {table.min(1).mean():.3g}")
             print(f"{s:5s} {key:18s} " + "  ".join(cells))
-
 
 
 def oracle_mse(path: str) -> dict:
