@@ -24,7 +24,9 @@ Each operator of a policy-scored run also answers by its model-based expansion `
 under pi from the pairs (once per set of points, shared by every reward and operator; measured
 once per K), ``answer_ms`` a new
 reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
-at points already rolled out.
+at points already rolled out. ``METHOD+kauto`` (where the run can choose: an ensemble or its
+stretches, and two or more operators) times the horizon's choice for the reward and the answer
+at it (``chosen``), at new points and at points rolled out.
 
 A run with ``distil.horizon`` = K (``--distil K`` when training here) also times each operator's
 distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout.
@@ -47,7 +49,7 @@ import numpy as np
 import resolvent
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
-from resolvent.algorithms.expansion import expand
+from resolvent.algorithms.expansion import Rollouts, expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 
@@ -66,6 +68,31 @@ def warm_ms(f) -> float:
         jax.block_until_ready(f())
         times.append(time.perf_counter() - t0)
     return 1e3 * statistics.median(times)
+
+
+def new(reward):
+    """The same reward as a new object: an expansion keeps the last reward evaluated along its
+    rollout, so a timing that asks one reward again would skip its evaluation."""
+    return lambda f: reward(f)
+
+
+def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth) -> list[dict]:
+    """``METHOD+kauto``: the horizon chosen for the reward (the members' spread under pi against the
+    operators'), then G_k at it, from the longest rollout (the choice's) at new points (``answer_ms``)
+    and at points already rolled out (``rolled_ms``); none where the run cannot choose."""
+    auto = seed0(resolvent.load(run_dir, f"{method}+kauto"))
+    if not auto.peers or not (auto.onestep.kept > 1 or auto.stretches is not None):
+        return []
+    auto.horizons = tuple(horizons)
+
+    def at_new_points():
+        auto.rollouts = Rollouts()
+        return auto.q_values(new(reward), obs, act)
+
+    return [{**row, "method": f"{method}+kauto", "answer_ms": warm_ms(at_new_points),
+             "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act)),
+             "chosen": auto.choose_horizon(reward, obs, act),
+             "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
 
 
 def seed0(model):
@@ -158,10 +185,12 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
         for k in horizons if model.onestep is not None else ():
             if k not in rollout_ms:
                 rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
-            rolled_ms = warm_ms(lambda: model.q_values(reward, obs, act, horizon=k))   # its rollout kept
+            rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k))   # its rollout kept
             rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
                          "answer_ms": rollout_ms[k] + rolled_ms,
                          "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0, horizon=k) - truth) ** 2))})
+        if horizons and model.onestep is not None and len(methods) > 1:
+            rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])

@@ -58,11 +58,15 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     assert results, f"no JSON line with {sorted(fields)} in:\n{out.stdout[-2000:]}"
     if script == "zero_shot.py":
         # TINY's horizons (2,), and favor's distilled G_2 (SF is not of the policy encoding)
-        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "sf", "sf+k2"]
+        # (and each operator's horizon chosen per reward: an ensemble, two operators)
+        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+kauto",
+                                                  "sf", "sf+k2", "sf+kauto"]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
-        for r in (r for r in results if "+k" in r["method"]):   # an expansion's: its rollout and a reward's answer
+        for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
             assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + r["rolled_ms"], abs=2e-3)
+        for r in (r for r in results if "+kauto" in r["method"]):   # the choice's rollout at new points
+            assert r["chosen"] in (0, 2) and 0 < r["rolled_ms"]
     if script == "ablation.py":
         assert [r["variant"] for r in results] == [{"m": 8}]
     if script == "expansion.py":

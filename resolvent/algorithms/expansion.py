@@ -35,7 +35,7 @@ rolls the model along the data with it.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import jax
@@ -58,6 +58,8 @@ class Expansion:
     action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
     apart: np.ndarray         # (k + 1, E, n) sum_{t<=j} sum_e' ||(s^e_t - s^e'_t) / sigma|| after j steps
     keep: int                 # m, the members kept per point (0: all)
+    last: list = field(default_factory=lambda: [None], compare=False, repr=False)
+    # [(reward, r (k', E n))]: the last reward evaluated along this rollout, shared with its prefixes
 
     @property
     def horizon(self) -> int:
@@ -75,10 +77,17 @@ class Expansion:
 
     def step_rewards(self, reward: Callable, what: str) -> np.ndarray:
         """r(x_t) at every step of every member's rollout, the k steps as one batch (one call of
-        the reward; ``what`` names the points in its errors): (k, E n)."""
+        the reward; ``what`` names the points in its errors): (k, E n). The last reward asked is
+        kept, for this rollout and its prefixes: choosing a horizon and answering at it (kauto)
+        evaluate the reward along the rollout once."""
+        held = self.last[0]
+        if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
+            return held[1][:self.horizon]
         batch = {key: np.concatenate([x[key] for x in self.steps]) for key in self.steps[0]}
         r = np.asarray(jax.device_get(evaluate_reward(reward, batch, what)), np.float64)
-        return r.reshape(self.horizon, -1)
+        r = r.reshape(self.horizon, -1)
+        self.last[0] = (reward, r)
+        return r
 
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
@@ -89,7 +98,7 @@ class Expansion:
             return self
         head = self.steps[horizon]                  # x_j = (s_j, pi(s_j), ...): where the operator takes over
         return Expansion(self.steps[:horizon], self.alive[:horizon + 1], np.asarray(head["obs"]),
-                         np.asarray(head["action"]), self.apart[:horizon + 1], self.keep)
+                         np.asarray(head["action"]), self.apart[:horizon + 1], self.keep, self.last)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)

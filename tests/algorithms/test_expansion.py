@@ -168,3 +168,28 @@ def test_a_prefix_is_the_shorter_rollout():
     rollouts.get(model, counted, OBS + 0.1, ACT, 2)                                  # new points
     rollouts.get(model, counted, OBS + 0.1, ACT, 4)                                  # a longer horizon
     assert len(calls) == 5 + 2 + 4
+
+
+def test_the_last_reward_is_evaluated_once_along_a_rollout():
+    """The last reward evaluated along a rollout is kept for it and its prefixes (kauto chooses a
+    horizon on the longest rollout and answers at a prefix from one evaluation); the answers are
+    those of a fresh rollout, and another reward, or a longer rollout than the one kept, is
+    evaluated anew."""
+    d = np.array([0.4, -0.3], np.float32)
+    model = ensemble([d, d * 1.5, -2 * d], keep=2)
+    long = expand(model, policy, OBS, ACT, 6)
+    calls = []
+
+    def counted(f):
+        calls.append(len(f["obs"]))
+        return height(f)
+
+    full = long.step_rewards(counted, "rollout")                                 # (6, E n)
+    np.testing.assert_array_equal(long.prefix(3).step_rewards(counted, "rollout"), full[:3])
+    np.testing.assert_array_equal(expanded_q(long.prefix(3), counted, bootstrap, GAMMA),
+                                  expanded_q(expand(model, policy, OBS, ACT, 3), height, bootstrap, GAMMA))
+    assert calls == [6 * 3 * len(OBS)]                                           # one evaluation
+    long.step_rewards(height, "rollout")
+    long.prefix(2).step_rewards(counted, "rollout")                              # another was asked since
+    long.step_rewards(counted, "rollout")                                        # longer than the one kept
+    assert calls == [6 * 3 * len(OBS), 2 * 3 * len(OBS), 6 * 3 * len(OBS)]
