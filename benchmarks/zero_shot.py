@@ -81,9 +81,9 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
     operators'), then G_k at it, from the longest rollout (the choice's) at new points (``answer_ms``)
     and at points already rolled out (``rolled_ms``); none where the run cannot choose."""
     auto = seed0(resolvent.load(run_dir, f"{method}+kauto"))
-    if not auto.peers or not (auto.onestep.kept > 1 or auto.stretches is not None):
-        return []
     auto.horizons = tuple(horizons)
+    if not auto.can_choose():
+        return []
 
     def at_new_points():
         auto.rollouts = Rollouts()

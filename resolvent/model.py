@@ -276,13 +276,23 @@ class OperatorModel:
                              "observations (n, ds) -> actions (n, da)), or load the model of a run whose "
                              "policy is known (resolvent.load)")
 
+    def spread_checks(self) -> bool:
+        """Whether the one-step model checks itself (an ensemble of more than one kept member: its
+        spread under pi) rather than along the data's ``stretches``."""
+        return self.onestep is not None and self.onestep.kept > 1
+
+    def can_choose(self) -> bool:
+        """Whether horizon "auto" can choose: candidate ``horizons``, ``peers`` for e_op, and the
+        one-step model's error (its ensemble's spread, or ``stretches`` for a single model)."""
+        return bool(self.peers and self.horizons and (self.spread_checks() or self.stretches is not None))
+
     def choose_horizon(self, reward: Reward, observations, actions) -> int:
         """k*(r) = argmin_k e_model(r, k) + gamma^(2k) e_op(r) over 0 and ``horizons``
         (``algorithms/horizon.py``): e_model the one-step model's members' spread over the first k
         steps under pi from the points (a model of one kept member: its error along the data's
         ``stretches``), e_op the spread of this operator's and its ``peers``' answers there."""
-        spread = self.onestep is not None and self.onestep.kept > 1
-        if not self.peers or not self.horizons or not (spread or self.stretches is not None):
+        spread = self.spread_checks()
+        if not self.can_choose():
             raise ValueError(f"horizon 'auto' chooses among the run's horizons by the one-step model's error "
                              f"(its ensemble's spread, or along stretches of the data for a single model) and the "
                              f"spread of several operators: load it with resolvent.load(run, '{self.method}+kauto') "

@@ -104,9 +104,10 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
         models[name] = model = OperatorModel.load(run.path / "models", name)
         model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
-    spread = p.pi.model.kept > 1   # an ensemble checks itself; a single model is checked along the data
+    first, *others = models.values() if models else (None,)
+    # an ensemble checks itself; a single model is checked along the data's stretches
     stretches = (find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
-                 if cfg.stretches and cfg.horizons and len(models) > 1 and not spread else None)
+                 if cfg.stretches and cfg.horizons and others and not first.spread_checks() else None)
     if stretches is not None:
         save_stretches(stretches, run.path / "models")
 
@@ -115,13 +116,13 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
                 "seconds": methods[name]["seconds"], "horizon": horizon}
 
     chosen = {}
-    if cfg.horizons and len(models) > 1 and (spread or stretches is not None):
+    if first is not None:
         # k*(r) is the same for every operator: e_model is the one-step model's and e_op the spread
         # of all the run's operators, so one of them chooses for all
-        first, *others = models.values()
         first.horizons, first.stretches, first.peers = tuple(cfg.horizons), stretches, tuple(others)
-        chosen = {s: {r_name: first.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
-                  for s in SETS if len(p.sets[s])}
+        if first.can_choose():
+            chosen = {s: {r_name: first.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
+                      for s in SETS if len(p.sets[s])}
     out = {}
     for name, model in models.items():
         answers = {}
