@@ -36,7 +36,7 @@ import jax
 import numpy as np
 
 from resolvent.algorithms.expansion import Expansion
-from resolvent.algorithms.horizon import member_spread, model_errors, validate
+from resolvent.algorithms.horizon import find_stretches, member_spread, model_errors, validate
 from resolvent.experiments import EvaluateConfig, RunDir
 from resolvent.experiments.problem import prepare
 from resolvent.model import load
@@ -93,6 +93,8 @@ def main() -> None:
     raw = np.asarray(p.y) * p.x_std + p.x_mean
     ds = p.features["obs"].shape[1]
     obs, act = raw[:, :ds], raw[:, ds:]
+    if first.stretches is None:   # an ensemble's run saves none (its spread is its check): the first rule's, drawn here
+        first.stretches = find_stretches(p.features, max(horizons), cfg.stretches or 256, cfg.seed)
     check = validate(first.onestep, first.target_policy, first.stretches)
     exp = first.expansion(obs, act, max(horizons))
     models = (first, *first.peers)

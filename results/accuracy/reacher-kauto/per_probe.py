@@ -1,0 +1,61 @@
+"""Reacher along pi's trajectories: every probe's R^2, and where the action cost's error lies.
+
+    python results/accuracy/reacher-kauto/per_probe.py RUN
+
+RUN is the finished run of this folder (``config.json``; its ``predictions.npz`` holds every
+answer). Prints each probe's R^2 at the reset and trajectory points for the per-reward FQE
+oracle and every operator's k = 400 expansion, then, for the action cost (``effort``), the
+expansion split into its two parts,
+
+    G_400[r](s, a) = sum_{t<400} gamma^t c_t r(x_t)  (head: the one-step model's rollout under pi)
+                   + gamma^400 c_400 G[r](s_400, pi(s_400))  (tail: the operator)
+
+against the truth: which part carries the error.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from resolvent.algorithms.expansion import along_q
+from resolvent.experiments import EvaluateConfig, RunDir
+from resolvent.experiments.problem import prepare
+from resolvent.model import load
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("run")
+    args = ap.parse_args()
+    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
+    p = prepare(cfg)
+    names = [name for name, _ in p.source.rewards["probe"]]
+    with np.load(Path(args.run) / "predictions.npz") as z:
+        for kind in ("reset", "trajectory"):
+            for m in ("fqe", *(f"{m}+k400" for m in cfg.methods if m != "fqe")):
+                pred, truth = z[f"{m}|probe|{kind}|pred"], z[f"{m}|probe|{kind}|truth"]   # (R, n) each
+                pred = pred.mean(0) if pred.ndim == 3 else pred                            # seeds averaged
+                r2 = 1 - ((pred - truth) ** 2).mean(1) / truth.var(1)
+                print(f"{kind:10s} {m:11s} R^2 " + "  ".join(f"{n} {v:.2f}" for n, v in zip(names, r2))
+                      + f"   mean {r2.mean():.2f}, without effort {np.delete(r2, names.index('effort')).mean():.2f}")
+    effort = dict(p.source.rewards["probe"])["effort"]
+    for kind in ("reset", "trajectory"):
+        gt = p.source.points[kind]
+        truth = gt.q(effort)
+        for m in (m for m in cfg.methods if m != "fqe"):
+            model = load(args.run, f"{m}+k400")
+            model.onestep = p.pi.model
+            ex = model.expansion(gt.obs0, gt.action0, 400)
+            nothing = lambda s, a: np.zeros((1, len(s)))   # noqa: E731 - the tail left out
+            head = ex.member_mean(along_q(ex, effort, nothing, model.gamma, (0,))[..., 0, :])[0]       # (n,)
+            full = model.q_values(effort, gt.obs0, gt.action0, seed=None).mean(0)
+            rmse = {n: np.sqrt(((v - truth) ** 2).mean()) for n, v in (("head", head), ("full", full))}
+            print(f"effort {kind:10s} {m:5s}: truth {truth.mean():.2f} (std {truth.std():.2f}); head {head.mean():.2f} "
+                  f"(RMSE against the truth {rmse['head']:.2f}); tail {(full - head).mean():.2f}; "
+                  f"G_400 RMSE {rmse['full']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
