@@ -115,26 +115,21 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         return {**entry_of(score(pred, p), p), "steps": methods[name]["steps"],
                 "seconds": methods[name]["seconds"], "horizon": horizon}
 
-    chosen = {}
+    chooser = None
     if first is not None:
         # k*(r) is the same for every operator: e_model is the one-step model's and e_op the spread
         # of all the run's operators, so one of them chooses for all
         first.horizons, first.stretches, first.peers = tuple(cfg.horizons), stretches, tuple(others)
-        if first.can_choose():
-            chosen = {s: {r_name: first.choose_horizon(r, obs, act) for r_name, r in p.source.rewards[s]}
-                      for s in SETS if len(p.sets[s])}
+        chooser = first if first.can_choose() else None
+    answers, chosen = expansion_answers(models, p, obs, act, cfg.horizons, chooser)
     out = {}
-    for name, model in models.items():
-        answers = {}
-        for k in sorted(cfg.horizons, reverse=True):   # the longest first: the others are its prefixes
-            pred = set_answers(model, p, obs, act, k)
+    for name in models:
+        for k in sorted(cfg.horizons):
             if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
-                save_predictions(run, f"{name}+k{k}", pred, p)
-            answers[k] = entry(pred, name, k)
-        out.update({f"{name}+k{k}": answers[k] for k in sorted(answers)})
+                save_predictions(run, f"{name}+k{k}", answers[name][k], p)
+            out[f"{name}+k{k}"] = entry(answers[name][k], name, k)
         if chosen:
-            pred = set_answers(model, p, obs, act, chosen)
-            out[f"{name}+kauto"] = {**entry(pred, name, AUTO), "horizon_each": chosen}
+            out[f"{name}+kauto"] = {**entry(answers[name][AUTO], name, AUTO), "horizon_each": chosen}
     for name, model in models.items():
         if cfg.distil.horizon and model.scored_under_policy:
             t0 = time.perf_counter()
@@ -148,13 +143,35 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     return out
 
 
-def set_answers(model: OperatorModel, p: Problem, obs, act, horizon: int | dict = 0) -> dict:
-    """Every reward set's answers at the points (obs, act): {set: (S, R, n)}, at one horizon or at
-    each reward's own ({set: {reward name: k}}, as ``METHOD+kauto`` chooses)."""
-    def k(s: str, name: str):
-        return horizon[s][name] if isinstance(horizon, dict) else horizon
-    return {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=k(s, name))
-                         for name, r in p.source.rewards[s]], 1)                # (S, R, n)
+def expansion_answers(models: dict[str, OperatorModel], p: Problem, obs, act, horizons,
+                      chooser: OperatorModel | None) -> tuple[dict, dict]:
+    """Every operator's answers at the points (obs, act), {name: {k: {set: (S, R, n)}}}, for each k
+    of ``horizons`` and, with a ``chooser`` (a model that can choose, ``OperatorModel.can_choose``),
+    "auto": each reward at its own k, chosen once for every operator ({set: {reward name: k}},
+    returned beside). Reward by reward, the longest horizon first: the models share one rollout
+    (``Rollouts``), which keeps the last reward evaluated along it, so a reward is evaluated along
+    the rollout once for every operator, horizon and choice."""
+    kinds = [*sorted(horizons, reverse=True), *([AUTO] if chooser is not None else [])]
+    answers = {name: {k: {} for k in kinds} for name in models}
+    chosen: dict = {}
+    for s in (s for s in SETS if len(p.sets[s])):
+        got = {(name, k): [] for name in models for k in kinds}
+        for r_name, r in p.source.rewards[s]:
+            if chooser is not None:
+                chosen.setdefault(s, {})[r_name] = chooser.choose_horizon(r, obs, act)
+            for name, model in models.items():
+                for k in kinds:
+                    horizon = chosen[s][r_name] if k == AUTO else k
+                    got[name, k].append(model.q_values(r, obs, act, seed=None, horizon=horizon))   # (S, n)
+        for (name, k), q in got.items():
+            answers[name][k][s] = np.stack(q, 1)                                       # (S, R, n)
+    return answers, chosen
+
+
+def set_answers(model: OperatorModel, p: Problem, obs, act, horizon: int = 0) -> dict:
+    """Every reward set's answers at the points (obs, act) at one horizon: {set: (S, R, n)}."""
+    return {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=horizon)
+                         for _, r in p.source.rewards[s]], 1)                   # (S, R, n)
             for s in SETS if len(p.sets[s])}
 
 
