@@ -475,13 +475,9 @@ def split_method(method: str) -> tuple[str, int | str]:
     return base, int(k) if sep else 0
 
 
-def horizon_rank(horizon: int | str) -> float:
-    """An order of horizons for auto's ties: the longer the expansion the higher, and "auto" (k
-    chosen per reward) above every fixed k. Where the one-step model holds, kauto picks the longest
-    k as a fixed k would; where it drifts for some rewards (Ant-Dir), it backs off for those alone,
-    while the longest fixed k keeps its drift and ties on a wide Bellman band (results/README.md,
-    "auto picks kauto")."""
-    return float("inf") if horizon == AUTO else float(horizon)
+def horizon_rank(horizon: int | str) -> int:
+    """An order of horizons for ties: auto below every fixed horizon (those are linear in r)."""
+    return -1 if horizon == AUTO else int(horizon)
 
 
 class RunPolicy:

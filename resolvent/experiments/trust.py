@@ -84,14 +84,11 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
       error through the value's slope (Reacher: it prefers k = 150 to the better k = 400).
 
     Kept: the candidates within ``tie`` (a fraction) of the best on either signal (with tie 0,
-    the best of each); of them the longest model-based expansion, the horizon chosen per reward
-    (``METHOD+kauto``) above every fixed one (``horizon_rank``), then the best agreement. The
+    the best of each); of them the longest model-based expansion, then the best agreement. The
     expansion, whose first steps come from the model and not from Bellman backups, is the better
-    bet where a signal cannot tell it apart; where the model is poor its long expansions fall
-    outside both bands (results/README.md, "auto's rule"), or drift only for some rewards, which
-    kauto sees and a fixed k does not (Ant-Dir: the longest fixed k tied on the Bellman band at
-    1.3-3.1x the best MSE; kauto 1.0-1.2x). A run made before the Bellman residual is chosen by
-    agreement alone."""
+    bet where a signal cannot tell it apart; where the model is poor its expansions fall outside
+    both bands (results/README.md, "auto's rule"). A run made before the Bellman residual is
+    chosen by agreement alone."""
     scores = {m: mean_over_heldout(methods[m], "trust_rel_rmse_each") for m in candidates if m in methods}
     scores = {m: v for m, v in scores.items() if v is not None}
     if not scores:

@@ -133,7 +133,7 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
     tied = [m for sc in (mean, bell) for m, v in sc.items() if v <= (1 + tie) * min(sc.values())]
-    # of the candidates near the best on either signal, the longest expansion (kauto above every fixed k)
+    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0)
     assert chosen == max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
     assert chosen in res["auto"]["why"]
     assert (model.method, model.horizon) == split_method(chosen)
