@@ -89,6 +89,12 @@ class Expansion:
         self.last[0] = (reward, r)
         return r
 
+    def running_sums(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
+        """Every member's running discounted reward sum along its rollout,
+        h_e(t) = sum_{u<=t} gamma^u c_u r(x^e_u): (k, E n)."""
+        r = self.step_rewards(reward, what)                                            # (k, E n)
+        return np.cumsum(gamma ** np.arange(self.horizon)[:, None] * self.alive[:self.horizon] * r, 0)
+
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
         horizon (the model and pi are deterministic), without rolling out again."""

@@ -106,16 +106,20 @@ def validate(model: OneStepModel, policy: Policy, stretches: Stretches) -> Expan
     return rollout(model, f["obs"][0], f["action"][0], stretches.length, replay)
 
 
+def data_sums(stretches: Stretches, reward: Callable, gamma: float) -> np.ndarray:
+    """The data's own running discounted reward sums along the stretches: (L, S)."""
+    real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
+    want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
+    disc = gamma ** np.arange(stretches.length)[:, None]                               # (L, 1)
+    return np.cumsum(disc * stretches.alive * want.reshape(stretches.alive.shape), 0)
+
+
 def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
     """e_model(r, k) for each k of ``horizons`` (K,) from the model's rollout along the stretches
     (``validate``): 0 at k = 0, as at L beyond the stretches."""
-    length, n = stretches.length, validation.apart.shape[2]
-    got = validation.step_rewards(reward, "the model's rollout along the data")        # (L, E S)
-    real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
-    want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
-    disc = gamma ** np.arange(length)[:, None]                                         # (L, 1)
-    model_sum = np.cumsum(disc * validation.alive[:length] * got, 0)                 # (L, E S)
-    data_sum = np.cumsum(disc * stretches.alive * want.reshape(length, n), 0)          # (L, S)
+    length = stretches.length
+    model_sum = validation.running_sums(reward, gamma, "the model's rollout along the data")   # (L, E S)
+    data_sum = data_sums(stretches, reward, gamma)                                     # (L, S)
     out = []
     for k in horizons:
         j = min(k, length)
@@ -135,8 +139,7 @@ def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float
     out = np.zeros(len(horizons))
     if k_max == 0:
         return out
-    r = expansion.step_rewards(reward, "the model's rollout")                          # (k, E n)
-    heads = np.cumsum(gamma ** np.arange(k_max)[:, None] * expansion.alive[:k_max] * r, 0)   # (k, E n)
+    heads = expansion.running_sums(reward, gamma, "the model's rollout")               # (k, E n)
     for i, k in enumerate(horizons):
         j = min(k, k_max)
         if j:

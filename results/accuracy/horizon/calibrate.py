@@ -32,23 +32,15 @@ from __future__ import annotations
 import argparse
 import json
 
-import jax
 import numpy as np
 
 from resolvent.algorithms.expansion import Expansion
-from resolvent.algorithms.horizon import find_stretches, member_spread, model_errors, validate
+from resolvent.algorithms.horizon import data_sums, find_stretches, member_spread, model_errors, validate
 from resolvent.experiments import EvaluateConfig, RunDir
 from resolvent.experiments.problem import prepare
 from resolvent.model import load
-from resolvent.rewards.probes import evaluate_reward
 
 SETS = ("train", "test", "probe")
-
-
-def member_sums(exp: Expansion, reward, gamma: float) -> np.ndarray:
-    """Every member's running discounted reward sum along its rollout: (k, E n)."""
-    r = exp.step_rewards(reward, "rollout")                                            # (k, E n)
-    return np.cumsum((gamma ** np.arange(exp.horizon))[:, None] * exp.alive[:exp.horizon] * r, 0)
 
 
 def per_point(exp: Expansion, sums: np.ndarray, horizons, truth: np.ndarray | None = None) -> tuple:
@@ -67,14 +59,6 @@ def per_point(exp: Expansion, sums: np.ndarray, horizons, truth: np.ndarray | No
         if truth is not None:
             err[i] = (mean - truth[j - 1]) ** 2
     return var, err
-
-
-def data_sums(stretches, reward, gamma: float) -> np.ndarray:
-    """The data's own running discounted reward sums along the stretches: (L, S)."""
-    real = {key: v.reshape(-1, *v.shape[2:]) for key, v in stretches.features.items()}
-    want = np.asarray(jax.device_get(evaluate_reward(reward, real, "the data's stretches")), np.float64)
-    disc = gamma ** np.arange(stretches.length)[:, None]
-    return np.cumsum(disc * stretches.alive * want.reshape(stretches.alive.shape), 0)
 
 
 def main() -> None:
@@ -108,7 +92,7 @@ def main() -> None:
             answers = np.stack([m.q_values(r, obs, act, seed=None, horizon=0).mean(0) for m in models])  # (M, n)
             e_op = float(answers.var(0).mean())
             e_model = model_errors(check, first.stretches, r, horizons, gamma)
-            var_data, err_data = per_point(check, member_sums(check, r, gamma), horizons,
+            var_data, err_data = per_point(check, check.running_sums(r, gamma, "rollout"), horizons,
                                            data_sums(first.stretches, r, gamma))      # (K, S)
             v_pi = member_spread(exp, r, horizons, gamma)                              # (K,)
             v_data = var_data.mean(1)
