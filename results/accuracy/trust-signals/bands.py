@@ -55,11 +55,12 @@ def main() -> None:
     for ta, tb in grid:
         r = [x for name in runs for x in over[ta, tb, name][1]]
         print(f"| {ta:.0%} | {tb:.0%} | {max(r):.2f}x | {np.mean(r):.3f}x | {sum(x > 1.1 for x in r)} of {len(r)} |")
-    print("\n| run | " + " | ".join(f"{ta:.0%} / {tb:.0%}" for ta, tb in ((1.5, 1.5), (1.5, 1.0), (1.5, 0.0))) + " |\n|---|---|---|---|")
+    shown = ((1.5, 1.5), (1.5, 1.0), (1.5, 0.0))
+    print("\n| run | " + " | ".join(f"{ta:.0%} / {tb:.0%}" for ta, tb in shown) + " |\n|---|---|---|---|")
     for name in runs:
-        print(f"| {name} | " + " | ".join(f"{over[ta, tb, name][0]}: " + " / ".join(f"{x:.2f}" for x in over[ta, tb, name][1])
-                                       for ta, tb in ((1.5, 1.5), (1.5, 1.0), (1.5, 0.0))) + " |")
-
+        cells = (f"{over[ta, tb, name][0]}: " + " / ".join(f"{x:.2f}" for x in over[ta, tb, name][1])
+                 for ta, tb in shown)
+        print(f"| {name} | " + " | ".join(cells) + " |")
 
 if __name__ == "__main__":
     main()
