@@ -143,7 +143,7 @@ def test_expansion_through_the_model(policy_run, run_dir):
     members = first.weights.shape[0]                           # every member of the ensemble rolls out
     assert members == 5 and np.all((first.weights > 0).sum(0) == 3)   # the default: the 3 most central kept
     np.testing.assert_allclose(first.weights.sum(0), 1.0)
-    head = sum(0.99 ** t * first.steps[t]["obs"][:, 0] for t in range(3))                      # (E n,)
+    head = sum(0.99 ** t * first.steps["obs"][t][:, 0] for t in range(3))                      # (E n,)
     each = head + 0.99 ** 3 * model.q_values(height, first.obs, first.action)                  # (E n,)
     np.testing.assert_allclose(q3, (first.weights * each.reshape(members, -1)).sum(0), rtol=1e-5, atol=1e-4)
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731

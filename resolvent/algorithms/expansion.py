@@ -52,7 +52,7 @@ class Expansion:
     """A k-step rollout of the one-step model under pi from n query points, every member of an
     ensemble its own (E n rows, member e's at [e n, (e + 1) n))."""
 
-    steps: tuple[dict, ...]   # k transition dicts x_t (obs, action, next_obs, scalars), each (E n, ...)
+    steps: dict               # x_t's quantities (obs, action, next_obs, scalars) at the k steps: (k, E n, ...)
     alive: np.ndarray         # (k + 1, E n) c_t: 1 until the model's episode terminates
     obs: np.ndarray           # (E n, ds) s_k, where the operator takes over
     action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
@@ -63,7 +63,7 @@ class Expansion:
 
     @property
     def horizon(self) -> int:
-        return len(self.steps)
+        return len(self.alive) - 1
 
     @property
     def weights(self) -> np.ndarray:
@@ -83,9 +83,8 @@ class Expansion:
         held = self.last[0]
         if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
             return held[1][:self.horizon]
-        batch = {key: np.concatenate([x[key] for x in self.steps]) for key in self.steps[0]}
-        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, what)), np.float64)
-        r = r.reshape(self.horizon, -1)
+        batch = {key: v.reshape(-1, *v.shape[2:]) for key, v in self.steps.items()}   # (k E n, ...) views
+        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, what))).reshape(self.horizon, -1)
         self.last[0] = (reward, r)
         return r
 
@@ -102,9 +101,9 @@ class Expansion:
             raise ValueError(f"a prefix of a {self.horizon}-step rollout has 0 to {self.horizon} steps, got {horizon}")
         if horizon == self.horizon:
             return self
-        head = self.steps[horizon]                  # x_j = (s_j, pi(s_j), ...): where the operator takes over
-        return Expansion(self.steps[:horizon], self.alive[:horizon + 1], np.asarray(head["obs"]),
-                         np.asarray(head["action"]), self.apart[:horizon + 1], self.keep, self.last)
+        head = {key: self.steps[key][horizon] for key in ("obs", "action")}   # x_j = (s_j, pi(s_j)): the operator's
+        return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
+                         head["obs"], head["action"], self.apart[:horizon + 1], self.keep, self.last)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -121,24 +120,27 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = [np.ones(len(s), np.float32)]
-    steps = []
+    steps = {}                        # quantity -> (horizon, E n, ...), filled step by step
     apart = [np.zeros((e, n))]        # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
     scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
     for t in range(1, horizon + 1):
         x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
-        steps.append(x)
+        if t == 1:
+            steps = {key: np.empty((horizon, *v.shape), v.dtype) for key, v in x.items()}
+        for key, v in x.items():
+            steps[key][t - 1] = v
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive.append(alive[-1] * (1.0 - term))
         s = x["next_obs"].astype(np.float32)
         if model.low is not None:
             s = np.clip(s, model.low, model.high)
-            x["next_obs"] = s
+            steps["next_obs"][t - 1] = s
         a = np.asarray(actor(t, s), np.float32).reshape(len(s), -1)
         if not np.all(np.isfinite(a)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
         z = (s / scale).reshape(e, 1, n, -1)
         apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))  # (E, n)
-    return Expansion(tuple(steps), np.stack(alive), s, a, np.stack(apart), model.keep)
+    return Expansion(steps, np.stack(alive), s, a, np.stack(apart), model.keep)
 
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
@@ -182,12 +184,16 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
     if any(not 0 <= t < max(k, 1) for t in at):
         raise ValueError(f"rollout steps of a {k}-step expansion are 0 to {max(k - 1, 0)}, got {at}")
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
-    paid = np.zeros((k + 1, tail.shape[-1]))                                           # sum_{u>=t} gamma^u c_u r_u
+    t = np.asarray(at)
+    paid = np.zeros((len(t), tail.shape[-1]))              # (T, E n) sum_{u>=t} gamma^u c_u r_u
     if k:
         r = expansion.step_rewards(reward, "model rollout")                            # (k, E n)
-        paid[:k] = np.cumsum(((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r)[::-1], 0)[::-1]
-    t = np.asarray(at)
+        if len(t) == 1:                  # one suffix's sum (the answer's, t = 0), not all k of them
+            u = np.arange(t[0], k)
+            paid[0] = np.einsum("u,un,un->n", gamma ** u, expansion.alive[u], r[u])
+        else:
+            paid = np.cumsum(((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r)[::-1], 0)[::-1][t]
     alive = expansion.alive[t]                                                         # (T, E n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = (paid[t] + gamma ** k * expansion.alive[k] * tail[..., None, :]) / (gamma ** t[:, None] * alive)
+        q = (paid + gamma ** k * expansion.alive[k] * tail[..., None, :]) / (gamma ** t[:, None] * alive)
     return np.where(alive > 0, q, np.nan)                                              # (..., T, E n)

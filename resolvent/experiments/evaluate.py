@@ -191,8 +191,8 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     ex = model.expansion(obs, act, horizon)
     steps = (0, *range(d.along_every, d.along + 1, d.along_every)) if d.along else (0,)
     kept = [(ex.weights.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]]     # (E P,) each
-    x_obs = np.concatenate([obs, *(ex.steps[t]["obs"][m] for t, m in zip(steps[1:], kept))])       # (P', ds)
-    x_act = np.concatenate([act, *(ex.steps[t]["action"][m] for t, m in zip(steps[1:], kept))])    # (P', da)
+    x_obs = np.concatenate([obs, *(ex.steps["obs"][t][m] for t, m in zip(steps[1:], kept))])       # (P', ds)
+    x_act = np.concatenate([act, *(ex.steps["action"][t][m] for t, m in zip(steps[1:], kept))])    # (P', da)
     first = np.asarray(first_step_values(model.onestep, list(enumerate(rewards)), x_obs, x_act,
                                          "distillation points"))                      # (R, P')
 

@@ -7,7 +7,7 @@ the generic prior's draws and the user's own.
 """
 from __future__ import annotations
 
-from typing import Callable, Mapping
+from collections.abc import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
@@ -16,11 +16,30 @@ import numpy as np
 Reward = Callable[[Mapping[str, jax.Array]], jax.Array]
 
 
+class Columns(Mapping):
+    """Transition quantities as JAX arrays, each converted when a reward first reads it: a reward
+    over a long rollout reads two of its columns and copies only those."""
+
+    def __init__(self, features: Mapping):
+        self.features, self.converted = features, {}
+
+    def __getitem__(self, key):
+        if key not in self.converted:
+            self.converted[key] = jnp.asarray(self.features[key])
+        return self.converted[key]
+
+    def __iter__(self):
+        return iter(self.features)
+
+    def __len__(self):
+        return len(self.features)
+
+
 def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "reward callable") -> jax.Array:
     """``reward(features)`` checked to be finite with one value per transition: (n,)."""
     n = len(next(iter(features.values())))
     try:
-        values = jnp.asarray(reward({k: jnp.asarray(v) for k, v in features.items()}), jnp.float32)
+        values = jnp.asarray(reward(Columns(features)), jnp.float32)
     except KeyError as e:
         raise ValueError(f"{name} asked for {e}, which the {what} do not store; "
                          f"available: {sorted(features)}") from None

@@ -33,9 +33,9 @@ def test_rollout_and_answer_are_exact(k):
     np.testing.assert_allclose(e.obs, OBS + k * delta, atol=1e-6)
     np.testing.assert_allclose(e.action, -(OBS + k * delta)[:, :1] if k else ACT, atol=1e-6)
     if k:
-        np.testing.assert_allclose(e.steps[0]["action"], ACT)      # the query's own first action
+        np.testing.assert_allclose(e.steps["action"][0], ACT)      # the query's own first action
     if k > 1:
-        np.testing.assert_allclose(e.steps[1]["action"], policy(OBS + delta), atol=1e-6)   # then pi's
+        np.testing.assert_allclose(e.steps["action"][1], policy(OBS + delta), atol=1e-6)   # then pi's
     q = expanded_q(e, height, bootstrap, GAMMA)
     head = sum(GAMMA ** t * (OBS[:, 0] + t * delta[0]) for t in range(k))
     want = head + GAMMA ** k * bootstrap(OBS + k * delta, e.action)
@@ -77,7 +77,7 @@ def test_the_answers_along_a_rollout_are_the_rest_of_it():
     q = along_q(e, height, bootstrap, GAMMA, at)                                       # (2, T, 3 n)
     assert q.shape == (2, len(at), 9)
     for i, t in enumerate(at):
-        x = e.steps[t]
+        x = {key: v[t] for key, v in e.steps.items()}
         for m, dm in enumerate([d, -d, 3 * d]):
             rows = slice(3 * m, 3 * m + 3)
             fresh = expanded_q(expand(drift_model(dm), policy, x["obs"][rows], x["action"][rows], k - t),
@@ -107,7 +107,7 @@ def test_rollout_stays_in_the_data_range():
                                                                      high=np.array([2.0, 2.0], np.float32))
     e = expand(model, policy, OBS, ACT, 6)
     np.testing.assert_allclose(e.obs, np.tile([2.0, -2.0], (3, 1)))
-    assert all(np.all(np.abs(x["next_obs"]) <= 2.0) for x in e.steps)
+    assert np.all(np.abs(e.steps["next_obs"]) <= 2.0)
 
 
 def test_an_ensemble_rolls_every_member_and_keeps_the_central_ones():

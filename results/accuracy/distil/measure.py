@@ -60,7 +60,8 @@ def occupancy_states(model: OperatorModel, obs: np.ndarray, act: np.ndarray, hor
     rollout itself."""
     ex = model.expansion(obs, act, horizon)
     e, n = ex.weights.shape
-    ys = [model.normalise(x["obs"], x["action"]) for x in ex.steps[1:]] + [model.normalise(ex.obs, ex.action)]
+    ys = ([model.normalise(o, a) for o, a in zip(ex.steps["obs"][1:], ex.steps["action"][1:])]
+          + [model.normalise(ex.obs, ex.action)])
     y = np.stack([np.asarray(v).reshape(e, n, -1) for v in ys])                         # (K, E, P, dx)
     w = ex.weights[None] * ex.alive[1:].reshape(horizon, e, n)                           # (K, E, P)
     return y.astype(np.float32), w.astype(np.float32), ex

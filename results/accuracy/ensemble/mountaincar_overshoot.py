@@ -39,12 +39,12 @@ def main() -> None:
         d = implied_steps(pred) - implied_steps(truth)
         print("  implied T true", np.percentile(implied_steps(truth), [0, 25, 50, 75, 100]).round(1))
         print("  implied T diff (pred - true)", np.percentile(d, [0, 10, 25, 50, 75, 90, 100]).round(1))
-        term = np.stack([x["terminated"] for x in e.steps])                     # (k, n)
+        term = e.steps["terminated"]                                            # (k, n)
         i = np.argmax(np.abs(d))
         print("  worst point: truth", truth[i].round(1), "pred", pred[i].round(1), "term max",
               term[:, i].max().round(3), "alive end", e.alive[-1, i].round(3))
-        if "reward" in e.steps[0]:
-            rew = np.stack([x["reward"] for x in e.steps])                      # (k, n)
+        if "reward" in e.steps:
+            rew = e.steps["reward"]                                             # (k, n)
             j = rew[:, i].argmax()
             print("  reward max along", rew[:, i].max().round(1), "at", j, "alive there", e.alive[j, i].round(3))
 
