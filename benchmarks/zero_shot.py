@@ -2,13 +2,13 @@
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
         [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--pairs 10000]
-        [--horizons 10,30,60] [--distil 400] [--tiny]
+        [--horizons 10,30,60] [--distil 400] [--repeats 5] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
-the run but the FQE oracle; otherwise ``--methods`` are trained here with the default
-configuration (1 seed, ``--steps``). For one new reward (a test member of the family, drawn
-from the test range), one JSON line per method, for network seed 0 on ``--pairs``
-state-action pairs of the dataset, warm (the median of 5 after one call):
+the run but the FQE oracle (or ``--methods`` of them); otherwise ``--methods`` are trained here
+with the default configuration (1 seed, ``--steps``). For one new reward (a test member of the
+family, drawn from the test range), one JSON line per method, for network seed 0 on ``--pairs``
+state-action pairs of the dataset, warm (the median of ``--repeats`` after one call):
 
 - ``encode_ms``: the reward's encoding (its values at the reference points; SF: its ridge
   weights on the fit points); ``forward_ms``: the network's forward pass alone on the pairs;
@@ -59,11 +59,11 @@ TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
 
-def warm_ms(f) -> float:
-    """Median wall milliseconds of ``f()`` (its result blocked on) over 5 calls after one."""
+def warm_ms(f, repeats: int) -> float:
+    """Median wall milliseconds of ``f()`` (its result blocked on) over ``repeats`` calls after one."""
     jax.block_until_ready(f())
     times = []
-    for _ in range(5):
+    for _ in range(repeats):
         t0 = time.perf_counter()
         jax.block_until_ready(f())
         times.append(time.perf_counter() - t0)
@@ -76,7 +76,8 @@ def new(reward):
     return lambda f: reward(f)
 
 
-def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth) -> list[dict]:
+def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth,
+              repeats: int) -> list[dict]:
     """``METHOD+kauto``: the horizon chosen for the reward (the members' spread under pi against the
     operators'), then G_k at it, from the longest rollout (the choice's) at new points (``answer_ms``)
     and at points already rolled out (``rolled_ms``); none where the run cannot choose."""
@@ -89,8 +90,8 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
         auto.rollouts = Rollouts()
         return auto.q_values(new(reward), obs, act)
 
-    return [{**row, "method": f"{method}+kauto", "answer_ms": warm_ms(at_new_points),
-             "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act)),
+    return [{**row, "method": f"{method}+kauto", "answer_ms": warm_ms(at_new_points, repeats),
+             "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act), repeats),
              "chosen": auto.choose_horizon(reward, obs, act),
              "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
 
@@ -126,23 +127,27 @@ def main() -> None:
     ap.add_argument("--run", default=None, help="a finished evaluate run")
     ap.add_argument("--family", default="pendulum-angle")
     ap.add_argument("--dataset", default="expert")
-    ap.add_argument("--methods", default=",".join(DEFAULT_METHODS), help="operators to train when training here")
+    ap.add_argument("--methods", default=None,
+                    help=f"operators to train here (default {','.join(DEFAULT_METHODS)}), or the run's to time "
+                         "(default all)")
     ap.add_argument("--steps", type=int, default=15_000, help="operator steps when training here")
     ap.add_argument("--fqe-steps", type=int, default=100_000, help="most FQE steps")
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
     ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
+    ap.add_argument("--repeats", type=int, default=5, help="timed calls per measure, after one warm call")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
     if args.tiny:
-        args.steps, args.fqe_steps, args.fqe_chunk, args.pairs = 20, 20, 10, 1_000
+        args.steps, args.fqe_steps, args.fqe_chunk, args.pairs, args.repeats = 20, 20, 10, 1_000, 1
 
     if args.run:
         bench(args, args.run, EvaluateConfig.from_dict(RunDir(args.run).read_config()))
         return
+    trained = tuple(args.methods.split(",")) if args.methods else DEFAULT_METHODS
     with tempfile.TemporaryDirectory(prefix="zero-shot-") as run_dir:
-        cfg = EvaluateConfig(family=args.family, dataset=args.dataset, methods=tuple(args.methods.split(",")),
+        cfg = EvaluateConfig(family=args.family, dataset=args.dataset, methods=trained,
                              seeds=1, steps=args.steps, log_every=min(500, args.steps),
                              checkpoint_every=args.steps, **(TINY if args.tiny else {}))
         if args.distil:
@@ -153,7 +158,9 @@ def main() -> None:
 
 def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     """One JSON line per operator of the run ``run_dir``."""
-    methods = [m for m in cfg.methods if m != "fqe"]
+    methods = [m for m in cfg.methods if m != "fqe" and (args.methods is None or m in args.methods.split(","))]
+    if not methods:
+        raise SystemExit(f"--methods {args.methods}: none is an operator of the run ({', '.join(cfg.methods)})")
     # one new reward: a single test member, drawn under its own name; FQE's budget as its run
     fqe_steps = args.fqe_chunk * math.ceil(args.fqe_steps / args.fqe_chunk)
     one = dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), log_every=args.fqe_chunk,
@@ -170,27 +177,27 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
         model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
         row = {"method": method, "family": cfg.family, "dataset": cfg.dataset, "reward": name, "pairs": len(idx),
-               "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act)),
-               "encode_ms": warm_ms(lambda: model.encode([reward])),
-               "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act))}
+               "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act), args.repeats),
+               "encode_ms": warm_ms(lambda: model.encode([reward]), args.repeats),
+               "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act), args.repeats)}
         rows.append({**row, "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if cfg.distil.horizon and model.scored_under_policy:   # G_K distilled into the operator: one forward pass
             student = seed0(resolvent.load(run_dir, f"{method}+d{cfg.distil.horizon}"))
             rows.append({**row, "method": f"{method}+d{cfg.distil.horizon}",
-                         "answer_ms": warm_ms(lambda: student.q_values(reward, obs, act)),
-                         "forward_ms": warm_ms(lambda: student.q_from_encodings(enc, obs, act)),
+                         "answer_ms": warm_ms(lambda: student.q_values(reward, obs, act), args.repeats),
+                         "forward_ms": warm_ms(lambda: student.q_from_encodings(enc, obs, act), args.repeats),
                          "mse": float(np.mean((student.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
         for k in horizons if model.onestep is not None else ():
             if k not in rollout_ms:
-                rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k))
-            rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k))   # its rollout kept
+                rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k), args.repeats)
+            rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), args.repeats)   # rollout kept
             rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
                          "answer_ms": rollout_ms[k] + rolled_ms,
                          "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0, horizon=k) - truth) ** 2))})
         if horizons and model.onestep is not None and len(methods) > 1:
-            rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth)
+            rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
