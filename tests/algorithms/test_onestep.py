@@ -106,3 +106,21 @@ def test_scalars_stay_within_their_range_in_the_data():
     back = onestep.from_arrays(onestep.to_arrays(model))
     np.testing.assert_array_equal(back.scalar_low, model.scalar_low)
     np.testing.assert_array_equal(back.scalar_high, model.scalar_high)
+
+
+def test_a_quadratic_of_the_action_is_computed_not_predicted():
+    """A scalar the data shows to be a quadratic of the action (a control cost) is computed from
+    the action, exact also where no action of the data was (a = 0, a = 3); the others are
+    predicted; save and load keep it."""
+    data = linear_data()
+    data["ctrl"] = -0.5 * data["action"][:, 0] ** 2 + 0.1 * data["action"][:, 0]
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    config = onestep.OneStepConfig(hidden=(16,), steps=200, ensemble=1, keep=0)
+    model = onestep.fit(config, jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+    known = np.isfinite(model.exact[:, 0])
+    assert [k for k, e in zip(model.keys, known) if e] == ["ctrl"]   # height reads the state; flag is constant
+    a = np.array([[0.0], [0.01], [-0.5], [3.0]], np.float32)
+    pred = onestep.predict(model, np.zeros((4, 2), np.float32), a)
+    np.testing.assert_allclose(np.asarray(pred["ctrl"]), -0.5 * a[:, 0] ** 2 + 0.1 * a[:, 0], atol=1e-5)
+    again = onestep.predict(onestep.from_arrays(onestep.to_arrays(model)), np.zeros((4, 2), np.float32), a)
+    np.testing.assert_array_equal(np.asarray(again["ctrl"]), np.asarray(pred["ctrl"]))
