@@ -88,11 +88,15 @@ class Expansion:
         self.last[0] = (reward, r)
         return r
 
+    def discounted_rewards(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
+        """gamma^t c_t r(x_t) at every step of every member's rollout: (k, E n)."""
+        r = self.step_rewards(reward, what)                                            # (k, E n)
+        return gamma ** np.arange(self.horizon)[:, None] * self.alive[:self.horizon] * r
+
     def running_sums(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
         """Every member's running discounted reward sum along its rollout,
         h_e(t) = sum_{u<=t} gamma^u c_u r(x^e_u): (k, E n)."""
-        r = self.step_rewards(reward, what)                                            # (k, E n)
-        return np.cumsum(gamma ** np.arange(self.horizon)[:, None] * self.alive[:self.horizon] * r, 0)
+        return np.cumsum(self.discounted_rewards(reward, gamma, what), 0)
 
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
@@ -101,9 +105,10 @@ class Expansion:
             raise ValueError(f"a prefix of a {self.horizon}-step rollout has 0 to {self.horizon} steps, got {horizon}")
         if horizon == self.horizon:
             return self
-        head = {key: self.steps[key][horizon] for key in ("obs", "action")}   # x_j = (s_j, pi(s_j)): the operator's
+        # x_j = (s_j, pi(s_j)): where the operator takes over
         return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
-                         head["obs"], head["action"], self.apart[:horizon + 1], self.keep, self.last)
+                         self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
+                         self.keep, self.last)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -186,13 +191,11 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
     t = np.asarray(at)
     paid = np.zeros((len(t), tail.shape[-1]))              # (T, E n) sum_{u>=t} gamma^u c_u r_u
-    if k:
+    if k and len(t) == 1:                # one suffix's sum (the answer's, t = 0), without a (k, E n) temporary
         r = expansion.step_rewards(reward, "model rollout")                            # (k, E n)
-        if len(t) == 1:                  # one suffix's sum (the answer's, t = 0), not all k of them
-            u = np.arange(t[0], k)
-            paid[0] = np.einsum("u,un,un->n", gamma ** u, expansion.alive[u], r[u])
-        else:
-            paid = np.cumsum(((gamma ** np.arange(k))[:, None] * expansion.alive[:k] * r)[::-1], 0)[::-1][t]
+        paid[0] = np.einsum("u,un,un->n", gamma ** np.arange(t[0], k), expansion.alive[t[0]:k], r[t[0]:])
+    elif k:
+        paid = np.cumsum(expansion.discounted_rewards(reward, gamma, "model rollout")[::-1], 0)[::-1][t]
     alive = expansion.alive[t]                                                         # (T, E n)
     with np.errstate(divide="ignore", invalid="ignore"):
         q = (paid + gamma ** k * expansion.alive[k] * tail[..., None, :]) / (gamma ** t[:, None] * alive)

@@ -116,15 +116,15 @@ def exact_in_action(features: Mapping[str, np.ndarray], keys: tuple[str, ...], t
     a = np.asarray(features["action"], np.float64)[:rows]                             # (n, da)
     phi = action_terms(a, np)                                                          # (n, p)
     out = np.full((len(keys), phi.shape[1]), np.nan)
-    if len(a) < 4 * phi.shape[1]:
+    if not keys:
         return out
-    for i, key in enumerate(keys):
-        e = np.asarray(features[key], np.float64)[:rows]                               # (n,)
-        if e.std() < 1e-6:
-            continue
-        c = np.linalg.lstsq(phi, e, rcond=None)[0]                                     # (p,)
-        if np.sqrt(np.mean((phi @ c - e) ** 2)) <= tol * e.std():
-            out[i] = c
+    e = np.stack([np.asarray(features[key], np.float64)[:rows] for key in keys], 1)   # (n, k)
+    varies = e.std(0) >= 1e-6                                                          # (k,)
+    if len(a) < 4 * phi.shape[1] or not varies.any():
+        return out
+    c = np.linalg.lstsq(phi, e[:, varies], rcond=None)[0]                             # (p, k'): one solve for all
+    fits = np.sqrt(np.mean((phi @ c - e[:, varies]) ** 2, 0)) <= tol * e[:, varies].std(0)   # (k',)
+    out[np.flatnonzero(varies)[fits]] = c[:, fits].T
     return out
 
 

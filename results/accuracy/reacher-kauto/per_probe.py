@@ -41,7 +41,7 @@ def main() -> None:
         for m in ("fqe", *(f"{m}+k400" for m in cfg.methods if m != "fqe")):
             if args.now and m == "fqe":
                 continue
-            pred, truth = answers(args, cfg, p, m, kind)                               # (R, n) each
+            pred, truth = answers(args, p, m, kind)                               # (R, n) each
             r2 = 1 - ((pred - truth) ** 2).mean(1) / truth.var(1)
             print(f"{kind:10s} {m:11s} R^2 " + "  ".join(f"{n} {v:.2f}" for n, v in zip(names, r2))
                   + f"   mean {r2.mean():.2f}, without effort {np.delete(r2, names.index('effort')).mean():.2f}")
@@ -64,7 +64,7 @@ def main() -> None:
                   f"G_400 RMSE {rmse['full']:.2f}")
 
 
-def answers(args, cfg: EvaluateConfig, p, method: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
+def answers(args, p, method: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
     """Every probe's answers and truth at ``kind`` points, (R, n) each, seeds averaged: the run's
     saved ones, or (``--now``) the operator's with today's one-step model."""
     if not args.now:
