@@ -41,6 +41,9 @@ def main() -> None:
     effort = dict(p.source.rewards["probe"])["effort"]
     truth = gt.q(effort)                                                               # (n,)
     print(f"the truth of effort and of -||a||^2 differ by at most {np.abs(gt.q(action_cost) - truth).max():.2g}")
+    ctrl = np.asarray(p.features["reward_ctrl"])                                      # the dataset's
+    print("the data's reward_ctrl: largest {:.2g}, median {:.2g}, smallest {:.2g}".format(
+        ctrl.max(), np.median(ctrl), ctrl.min()))
 
     model = load(args.run, f"fb+k{K}")
     model.onestep = p.pi.model
