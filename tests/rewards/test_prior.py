@@ -10,6 +10,7 @@ from resolvent.evaluation import mse, r2
 from resolvent.families import get_family
 from resolvent.rewards import PriorConfig, PriorStats, evaluate_reward, generic_rewards, reward_inputs
 from resolvent.rewards import prior as P
+from resolvent.rewards import probes
 
 
 def features(n=500, seed=0):
@@ -115,6 +116,33 @@ def test_bad_probe_rewards_get_one_clear_error():
         evaluate_reward(lambda g: g["obs"][:, 0] / 0.0, f, "transitions", "probe 'p'")
     with pytest.raises(ValueError, match="probe 'p' asked for 'height'"):
         evaluate_reward(lambda g: g["height"], f, "transitions", "probe 'p'")
+
+
+def test_a_reward_over_many_rows_is_compiled_with_the_same_values_and_errors():
+    """From COMPILE_ROWS rows a reward runs compiled: the same values as written (a fused chain may
+    round differently in the last place); one JAX cannot trace (a branch on values, numpy) runs as
+    written; every error still names the reward."""
+    n = probes.COMPILE_ROWS
+    rng = np.random.default_rng(0)
+    f = {"obs": rng.normal(size=(n, 3)).astype(np.float32), "action": rng.normal(size=(n, 1)).astype(np.float32)}
+    reward = get_family("pendulum-angle").probe_rewards()["side-bump"]
+    want = np.asarray(reward(probes.Columns(f)))
+    np.testing.assert_allclose(np.asarray(evaluate_reward(reward, f, "rows")), want, rtol=1e-5, atol=1e-6)
+
+    def branching(g):                       # a Python branch on values: not traceable
+        return g["obs"][:, 0] * (2.0 if float(g["obs"][0, 0]) > -100 else 0.0)
+
+    def numpy_reward(g):                    # numpy on the values: not traceable
+        return np.cos(np.asarray(g["obs"][:, 1]))
+
+    np.testing.assert_array_equal(np.asarray(evaluate_reward(branching, f, "rows")), 2 * f["obs"][:, 0])
+    np.testing.assert_allclose(np.asarray(evaluate_reward(numpy_reward, f, "rows")), np.cos(f["obs"][:, 1]), rtol=1e-6)
+    with pytest.raises(ValueError, match="probe 'p' asked for 'height'"):
+        evaluate_reward(lambda g: g["height"], f, "rows", "probe 'p'")
+    with pytest.raises(ValueError, match="probe 'p' failed on the rows: RuntimeError: boom"):
+        evaluate_reward(lambda g: (_ for _ in ()).throw(RuntimeError("boom")), f, "rows", "probe 'p'")
+    with pytest.raises(ValueError, match="probe 'p' returned non-finite values"):
+        evaluate_reward(lambda g: g["obs"][:, 0] / 0.0, f, "rows", "probe 'p'")
 
 
 def test_inputs_unknown_at_a_reference_point_are_never_read():
