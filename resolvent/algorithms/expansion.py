@@ -93,10 +93,22 @@ class Expansion:
         r = self.step_rewards(reward, what)                                            # (k, E n)
         return gamma ** np.arange(self.horizon)[:, None] * self.alive[:self.horizon] * r
 
-    def running_sums(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
-        """Every member's running discounted reward sum along its rollout,
-        h_e(t) = sum_{u<=t} gamma^u c_u r(x^e_u): (k, E n)."""
-        return np.cumsum(self.discounted_rewards(reward, gamma, what), 0)
+    def sums_at(self, reward: Callable, gamma: float, what: str, steps) -> np.ndarray:
+        """Every member's discounted reward sum over its rollout's first j steps, for each j of
+        ``steps`` (0 <= j <= k): (J, E n),
+
+            h_e(j) = sum_{u<j} gamma^u c_u r(x^e_u),
+
+        one pass over the rollout between consecutive j, without a (k, E n) temporary."""
+        if any(not 0 <= j <= self.horizon for j in steps):
+            raise ValueError(f"step counts of a {self.horizon}-step rollout are 0 to {self.horizon}, got {list(steps)}")
+        r = self.step_rewards(reward, what) if self.horizon else np.zeros((0, self.alive.shape[1]))  # (k, E n)
+        disc = gamma ** np.arange(self.horizon)                                        # (k,)
+        sums, lo, acc = {0: np.zeros(r.shape[1])}, 0, np.zeros(r.shape[1])
+        for j in sorted(set(steps) - {0}):
+            acc = acc + np.einsum("u,un,un->n", disc[lo:j], self.alive[lo:j], r[lo:j])   # (E n,)
+            sums[j], lo = acc, j
+        return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that

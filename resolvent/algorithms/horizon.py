@@ -117,34 +117,30 @@ def data_sums(stretches: Stretches, reward: Callable, gamma: float) -> np.ndarra
 def model_errors(validation: Expansion, stretches: Stretches, reward: Callable, horizons, gamma: float) -> np.ndarray:
     """e_model(r, k) for each k of ``horizons`` (K,) from the model's rollout along the stretches
     (``validate``): 0 at k = 0, as at L beyond the stretches."""
-    length = stretches.length
-    model_sum = validation.running_sums(reward, gamma, "the model's rollout along the data")   # (L, E S)
+    steps = [min(k, stretches.length) for k in horizons]
+    model_sum = validation.sums_at(reward, gamma, "the model's rollout along the data", steps)   # (K, E S)
     data_sum = data_sums(stretches, reward, gamma)                                     # (L, S)
-    out = []
-    for k in horizons:
-        j = min(k, length)
-        if j == 0:
-            out.append(0.0)
-            continue
-        head = validation.prefix(j).member_mean(model_sum[j - 1])                      # (S,)
-        out.append(float(np.mean((head - data_sum[j - 1]) ** 2)))
-    return np.asarray(out)
+    out = np.zeros(len(steps))
+    for i, j in enumerate(steps):
+        if j:
+            head = validation.prefix(j).member_mean(model_sum[i])                      # (S,)
+            out[i] = float(np.mean((head - data_sum[j - 1]) ** 2))
+    return out
 
 
 def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float) -> np.ndarray:
     """e_model(r, k) for each k of ``horizons`` (K,) from the expansion's rollout under pi at the
     query points: the kept members' weighted variance of their first k steps' discounted reward
     sum, averaged over the points (0 at k = 0; k beyond the rollout: as at its end)."""
-    k_max = expansion.horizon
-    out = np.zeros(len(horizons))
-    if k_max == 0:
+    steps = [min(k, expansion.horizon) for k in horizons]
+    out = np.zeros(len(steps))
+    if not any(steps):
         return out
-    heads = expansion.running_sums(reward, gamma, "the model's rollout")               # (k, E n)
-    for i, k in enumerate(horizons):
-        j = min(k, k_max)
+    heads = expansion.sums_at(reward, gamma, "the model's rollout", steps)             # (K, E n)
+    for i, j in enumerate(steps):
         if j:
             w = expansion.prefix(j).weights                                            # (E, n)
-            h = heads[j - 1].reshape(w.shape)                                          # (E, n)
+            h = heads[i].reshape(w.shape)                                              # (E, n)
             out[i] = float((w * (h - (w * h).sum(0)) ** 2).sum(0).mean())
     return out
 

@@ -193,3 +193,21 @@ def test_the_last_reward_is_evaluated_once_along_a_rollout():
     long.prefix(2).step_rewards(counted, "rollout")                              # another was asked since
     long.step_rewards(counted, "rollout")                                        # longer than the one kept
     assert calls == [6 * 3 * len(OBS), 2 * 3 * len(OBS), 6 * 3 * len(OBS)]
+
+
+def test_sums_at_are_the_running_discounted_sums():
+    """sums_at(steps) is every member's sum_{u<j} gamma^u c_u r(x_u) at each j of steps (any order,
+    repeats, 0 and k), from one evaluation of the reward; a step count outside 0..k is refused."""
+    d = np.array([0.4, -0.3], np.float32)
+    e = expand(ensemble([d, -d, 2 * d], keep=2), policy, OBS, ACT, 6)
+    r = e.step_rewards(height, "rollout")                                            # (6, E n)
+    running = np.cumsum(GAMMA ** np.arange(6)[:, None] * e.alive[:6] * r, 0)        # (6, E n)
+    want = np.concatenate([np.zeros((1, r.shape[1])), running])                      # (7, E n): j = 0..6
+    steps = [6, 0, 2, 2, 5, 1]
+    np.testing.assert_allclose(e.sums_at(height, GAMMA, "rollout", steps), want[steps], rtol=1e-12, atol=1e-12)
+    dying = expand(drift_model(d, terminated=0.3), policy, OBS, ACT, 4)
+    live = np.cumsum(GAMMA ** np.arange(4)[:, None] * dying.alive[:4] * dying.step_rewards(height, "r"), 0)
+    np.testing.assert_allclose(dying.sums_at(height, GAMMA, "r", [4, 3]), live[[3, 2]], rtol=1e-12)
+    assert e.prefix(0).sums_at(height, GAMMA, "rollout", [0]).shape == (1, r.shape[1])
+    with pytest.raises(ValueError, match="0 to 6, got"):
+        e.sums_at(height, GAMMA, "rollout", [7])

@@ -92,8 +92,8 @@ def main() -> None:
             answers = np.stack([m.q_values(r, obs, act, seed=None, horizon=0).mean(0) for m in models])  # (M, n)
             e_op = float(answers.var(0).mean())
             e_model = model_errors(check, first.stretches, r, horizons, gamma)
-            var_data, err_data = per_point(check, check.running_sums(r, gamma, "rollout"), horizons,
-                                           data_sums(first.stretches, r, gamma))      # (K, S)
+            running = check.sums_at(r, gamma, "rollout", range(1, check.horizon + 1))     # (L, E S)
+            var_data, err_data = per_point(check, running, horizons, data_sums(first.stretches, r, gamma))  # (K, S)
             v_pi = member_spread(exp, r, horizons, gamma)                              # (K,)
             v_data = var_data.mean(1)
             with np.errstate(divide="ignore", invalid="ignore"):
