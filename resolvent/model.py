@@ -29,7 +29,7 @@ import numpy as np
 
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
-from resolvent.algorithms.expansion import Expansion, Rollouts, expanded_q
+from resolvent.algorithms.expansion import Expansion, Rollouts, expand, expanded_q
 from resolvent.algorithms.horizon import Stretches, choose, member_spread, model_errors, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
@@ -235,19 +235,27 @@ class OperatorModel:
         next quantities from its one-step model, where the reward reads them. ``horizon`` = k > 0
         answers the model-based expansion G_k[r] (``algorithms/expansion.py``): k steps of the
         one-step model under ``target_policy``, then G; the rollout is shared by every reward
-        asked at the same points. "auto": k chosen for this reward (``choose_horizon``). None:
-        the model's own ``horizon``.
+        asked at the same points, or, at points too many for one rollout within ``rollouts.budget``
+        bytes, made part by part and not kept (the same answers). "auto": k chosen for this reward
+        (``choose_horizon``). None: the model's own ``horizon``.
         """
         if seed is not None:
             self._check_seed(seed)
         horizon = self.horizon if horizon is None else horizon
-        if horizon == AUTO:
-            horizon = self.choose_horizon(reward, observations, actions)
-        if horizon:
-            q = expanded_q(self.expansion(observations, actions, horizon), reward,
-                           lambda s, a: self._q(reward, s, a), self.gamma)
-        else:
+        if not horizon:
             q = self._q(reward, observations, actions)
+        else:
+            candidates = self._candidates() if horizon == AUTO else (horizon,)
+            self._check_rollout()
+            parts = self.rollouts.parts(self.onestep, observations, actions, max(candidates))
+            if len(parts) > 1:   # too many points for one rollout in memory: every candidate, part by part
+                spread, answers = self._in_parts(reward, observations, actions, candidates, parts, answer=True)
+                k = self._choose(reward, observations, actions, spread) if horizon == AUTO else horizon
+                q = answers[candidates.index(k)]
+            else:
+                k = self.choose_horizon(reward, observations, actions) if horizon == AUTO else horizon
+                q = expanded_q(self.expansion(observations, actions, k), reward,
+                               lambda s, a: self._q(reward, s, a), self.gamma)
         return q if seed is None else q[seed]
 
     def _q(self, reward: Reward, observations, actions) -> np.ndarray:
@@ -291,28 +299,61 @@ class OperatorModel:
         (``algorithms/horizon.py``): e_model the one-step model's members' spread over the first k
         steps under pi from the points (a model of one kept member: its error along the data's
         ``stretches``), e_op the spread of this operator's and its ``peers``' answers there."""
-        spread = self.spread_checks()
+        return self._choose(reward, observations, actions, None)
+
+    def _candidates(self) -> tuple[int, ...]:
+        """Horizon "auto"'s candidates, 0 and ``horizons``; one clear error where it cannot choose."""
         if not self.can_choose():
             raise ValueError(f"horizon 'auto' chooses among the run's horizons by the one-step model's error "
                              f"(its ensemble's spread, or along stretches of the data for a single model) and the "
                              f"spread of several operators: load it with resolvent.load(run, '{self.method}+kauto') "
                              f"from a run with horizons and two or more operators (this model has "
                              f"{len(self.horizons)} horizons, {len(self.peers)} peers, "
-                             f"{'an ensemble' if spread else 'no ensemble and no stretches'})")
+                             f"{'an ensemble' if self.spread_checks() else 'no ensemble and no stretches'})")
+        return (0, *self.horizons)
+
+    def _choose(self, reward: Reward, observations, actions, spread: np.ndarray | None) -> int:
+        """``choose_horizon``, its e_model from ``spread`` where the ensemble's spread was already
+        summed over the parts of the points (``_in_parts``; None: from one rollout at them)."""
+        candidates = self._candidates()
         self._check_rollout()
         answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
                             for m in (self, *self.peers)])                     # (M, b)
         e_op = float(answers.var(0).mean())
-        candidates = (0, *self.horizons)
-        if spread:
-            e_model = member_spread(self.expansion(observations, actions, max(candidates)), reward,
-                                    candidates, self.gamma)
-        else:
+        if not self.spread_checks():
             tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
             if self._validation is None or self._validation[0] != tag:   # reward-independent: once
                 self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
             e_model = model_errors(self._validation[1], self.stretches, reward, candidates, self.gamma)
+        elif spread is not None:
+            e_model = spread
+        else:
+            parts = self.rollouts.parts(self.onestep, observations, actions, max(candidates))
+            e_model = (member_spread(self.expansion(observations, actions, max(candidates)), reward,
+                                     candidates, self.gamma) if len(parts) == 1 else
+                       self._in_parts(reward, observations, actions, candidates, parts, answer=False)[0])
         return choose(e_model, e_op, candidates, self.gamma)
+
+    def _in_parts(self, reward: Reward, observations, actions, candidates: tuple[int, ...], parts: list[slice],
+                  answer: bool) -> tuple[np.ndarray, np.ndarray | None]:
+        """The expansion at points too many for one rollout in memory (``Rollouts.parts``), part by
+        part, each part's rollout of the longest candidate made and dropped: the ensemble's spread
+        e_model(r, k) of every candidate k (K,), the mean over the parts weighted by their points,
+        and, with ``answer``, G_k[r] at every point for every k and seed (K, S, b). Every point's
+        rollout, member weights and sums are its own: the answers of one rollout at all points."""
+        observations, actions = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
+        n, spread, answers = len(observations), np.zeros(len(candidates)), []
+        for part in parts:
+            obs, act = observations[part], actions[part]
+            ex = expand(self.onestep, self.target_policy, obs, act, max(candidates))
+            if self.spread_checks() and len(candidates) > 1:
+                spread += member_spread(ex, reward, candidates, self.gamma) * len(obs) / n
+            if answer:
+                tail = lambda s, a: self._q(reward, s, a)  # noqa: E731 - G[r] at (s_k, pi(s_k))
+                answers.append(np.stack([expanded_q(ex.prefix(k), reward, tail, self.gamma) if k
+                                         else self._q(reward, obs, act) for k in candidates]))   # (K, S, b')
+            del ex                        # this part's rollout goes before the next one is made
+        return spread, np.concatenate(answers, -1) if answer else None
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the

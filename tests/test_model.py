@@ -7,6 +7,7 @@ import pytest
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.algorithms.distil import DistilConfig
+from resolvent.algorithms.expansion import Rollouts, rollout_bytes
 from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.model import CheckpointError
@@ -238,3 +239,23 @@ def test_horizon_chosen_per_reward(policy_run):
         resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon="auto")
     with pytest.raises(ValueError, match="or OPERATOR\\+kauto"):
         resolvent.load(policy_run, "favor+kfast")
+
+
+def test_points_too_many_for_one_rollout_are_answered_in_parts(policy_run):
+    """Where one rollout at every query point would exceed the ``Rollouts`` budget, the points go in
+    parts, each rolled out and dropped: the answers (a fixed k, kauto's choice and its answer, every
+    seed) are those of one rollout, and no rollout is kept."""
+    rng = np.random.default_rng(0)
+    obs, act = rng.normal(size=(7, 3)).astype(np.float32), rng.uniform(-2, 2, (7, 1)).astype(np.float32)
+    height = lambda f: f["obs"][:, 0] - 0.1 * f["action"][:, 0] ** 2  # noqa: E731
+    whole = resolvent.load(policy_run, "favor+kauto")
+    parted = resolvent.load(policy_run, "favor+kauto")
+    parted.rollouts = Rollouts(budget=rollout_bytes(parted.onestep, 3, 3, 1, 400))
+    assert [p.stop - p.start for p in parted.rollouts.parts(parted.onestep, obs, act, 400)] == [3, 3, 1]
+    assert parted.choose_horizon(height, obs, act) == whole.choose_horizon(height, obs, act)
+    for horizon in (400, "auto"):
+        np.testing.assert_allclose(parted.q_values(height, obs, act, seed=None, horizon=horizon),
+                                   whole.q_values(height, obs, act, seed=None, horizon=horizon), rtol=1e-6, atol=1e-6)
+    assert parted.rollouts._last is None and whole.rollouts._last is not None
+    parted.q_values(height, obs, act, horizon=30)        # a shorter rollout fits in one part: kept
+    assert parted.rollouts._last is not None and parted.rollouts._last[1].horizon == 30

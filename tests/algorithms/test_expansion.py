@@ -3,7 +3,7 @@ and the operator's exact properties kept (linear, monotone, constants)."""
 import numpy as np
 import pytest
 
-from resolvent.algorithms.expansion import Rollouts, along_q, expand, expanded_q
+from resolvent.algorithms.expansion import STATES, Rollouts, along_q, expand, expanded_q, rollout_bytes
 from onestep_models import drift_model, ensemble
 
 GAMMA = 0.9
@@ -211,3 +211,26 @@ def test_sums_at_are_the_running_discounted_sums():
     assert e.prefix(0).sums_at(height, GAMMA, "rollout", [0]).shape == (1, r.shape[1])
     with pytest.raises(ValueError, match="0 to 6, got"):
         e.sums_at(height, GAMMA, "rollout", [7])
+
+
+def test_states_are_kept_once_and_the_bytes_are_known():
+    """A rollout's obs and next_obs are views of one (k + 1, E n, ds) array of its states (next_obs
+    of a step is obs of the next, clipped as the model's state); ``rollout_bytes`` is what its
+    arrays hold; ``Rollouts.parts`` cuts the points so that each part's rollout fits the budget."""
+    d = np.array([0.4, -0.3], np.float32)
+    model = ensemble([d, d * 1.5, -2 * d], keep=2)._replace(low=np.array([-1.5, -1.5], np.float32),
+                                                            high=np.array([1.5, 1.5], np.float32))
+    e = expand(model, policy, OBS, ACT, 5)
+    assert np.shares_memory(e.steps["obs"], e.steps["next_obs"])
+    np.testing.assert_array_equal(e.steps["next_obs"][:-1], e.steps["obs"][1:])
+    np.testing.assert_array_equal(e.steps["next_obs"][-1], e.obs)
+    assert e.obs.max() <= 1.5 and e.obs.min() >= -1.5
+    held = (e.steps["obs"].nbytes + e.steps["obs"][0].nbytes + e.alive.nbytes + e.apart.nbytes
+            + sum(v.nbytes for key, v in e.steps.items() if key not in STATES))
+    assert rollout_bytes(model, len(OBS), 2, 1, 5) == held
+    one = rollout_bytes(model, 1, 2, 1, 5)
+    for budget, sizes in ((one, [1, 1, 1]), (2 * one + 1, [2, 1]), (3 * one, [3]), (one // 2, [1, 1, 1])):
+        parts = Rollouts(budget).parts(model, OBS, ACT, 5)
+        assert [p.stop - p.start for p in parts] == sizes and parts[0].start == 0 and parts[-1].stop == 3
+    with pytest.raises(ValueError, match="budget must be > 0"):
+        Rollouts(0)
