@@ -252,10 +252,11 @@ class OperatorModel:
                 spread, answers = self._in_parts(reward, observations, actions, candidates, parts, answer=True)
                 k = self._choose(reward, observations, actions, spread) if horizon == AUTO else horizon
                 q = answers[candidates.index(k)]
-            else:
-                k = self.choose_horizon(reward, observations, actions) if horizon == AUTO else horizon
+            elif (k := self.choose_horizon(reward, observations, actions) if horizon == AUTO else horizon):
                 q = expanded_q(self.expansion(observations, actions, k), reward,
                                lambda s, a: self._q(reward, s, a), self.gamma)
+            else:                # "auto" chose k = 0: the operator alone
+                q = self._q(reward, observations, actions)
         return q if seed is None else q[seed]
 
     def _q(self, reward: Reward, observations, actions) -> np.ndarray:

@@ -257,5 +257,10 @@ def test_points_too_many_for_one_rollout_are_answered_in_parts(policy_run):
         np.testing.assert_allclose(parted.q_values(height, obs, act, seed=None, horizon=horizon),
                                    whole.q_values(height, obs, act, seed=None, horizon=horizon), rtol=1e-6, atol=1e-6)
     assert parted.rollouts._last is None and whole.rollouts._last is not None
+    for model in (whole, parted):                        # where "auto" chooses k = 0: the operator's own answer
+        model.choose_horizon = model._choose = lambda *args: 0
+    np.testing.assert_array_equal(whole.q_values(height, obs, act, horizon="auto"), whole.q_values(height, obs, act))
+    np.testing.assert_allclose(parted.q_values(height, obs, act, horizon="auto"), whole.q_values(height, obs, act),
+                               rtol=1e-6)                # (a part's batch of points rounds differently)
     parted.q_values(height, obs, act, horizon=30)        # a shorter rollout fits in one part: kept
     assert parted.rollouts._last is not None and parted.rollouts._last[1].horizon == 30
