@@ -220,48 +220,116 @@ def evaluate(family, preset, out, resume, **options):
 
 @main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--method", default="attention", show_default=True,
-              help="a trained operator, or OPERATOR+kK: its model-based expansion of K steps (e.g. favor+k30)")
+@click.option("--method", default=None,
+              help="a trained operator, or OPERATOR+kK: its model-based expansion of K steps (e.g. favor+k30) "
+                   "[default: the one the run's `auto` chose, else attention]")
 @reward_options
-@click.option("--points", default=10, show_default=True, help="initial points to print")
-def q(run_dir, method, param, theta0, v_target, theta, points):
-    """Zero-shot Q-values of a trained operator at the ground-truth initial points."""
+@click.option("--reward", "reward_ref", default=None,
+              help="any reward instead of a family parameter: FILE.py:ATTR or MODULE:ATTR, a callable over the "
+                   "transition quantities (obs, action, next_obs, the dataset's own reward and infos)")
+@click.option("--at", "at", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="the points: an .npz holding observations (n, ds) and actions (n, da) "
+                   "[default: the ground-truth initial points]")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="write the answers to this .npz: q (n,), the mean over seeds, and q_seeds (S, n)")
+@click.option("--points", default=10, show_default=True, help="points to print")
+def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, points):
+    """Zero-shot Q-values of a trained operator: a family member or any reward, at the ground-truth
+    initial points (with their Monte-Carlo truth) or at points of one's own."""
     import resolvent
+    from resolvent.data.user import load_object
     from resolvent.evaluation import load_ground_truth
+    from resolvent.io import atomic_savez
     from resolvent.policies import load_target_policy
 
     if points < 1:
         fail(f"--points must be >= 1, got {points}")
     cfg = read_run_config(run_dir)
-    if cfg.get("family") is None:
+    family = get_family(cfg["family"]) if cfg.get("family") is not None else None
+    given = {"param": param, "theta0": theta0, "v_target": v_target, "theta": theta}
+    if reward_ref is not None:
+        if any(v is not None for v in given.values()):
+            fail("give --reward or a family reward parameter, not both")
+        try:
+            reward = load_object(reward_ref, "reward")
+        except ValueError as e:
+            fail(str(e))
+        if not callable(reward):
+            fail(f"the reward {reward_ref} is a {type(reward).__name__}, not a callable of the transition quantities")
+        label = f"reward {reward_ref}"
+    elif family is None:
         fail(f"{run_dir} is a run on a dataset of one's own ({cfg.get('data')}): it has no family parameter; "
-             f"ask it from Python, resolvent.load({run_dir!r}).q_values(reward, observations, actions)")
-    family = get_family(cfg["family"])
-    value = reward_param(family, param=param, theta0=theta0, v_target=v_target, theta=theta)
-    if not np.isfinite(value):
-        fail(f"the reward parameter must be finite, got {value}")
+             f"give the reward with --reward FILE.py:ATTR (and the points with --at FILE.npz)")
+    else:
+        value = reward_param(family, **given)
+        if not np.isfinite(value):
+            fail(f"the reward parameter must be finite, got {value}")
+        reward, label = family.reward_callable(value), f"{family.name}, {family.param_name} = {value}"
+    if at is None and family is None:
+        fail(f"{run_dir} is a run on a dataset of one's own: give the points with --at FILE.npz "
+             f"(observations (n, ds), actions (n, da))")
     try:
         model = resolvent.load(run_dir, method)
-        gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
-        gt = load_ground_truth(family, load_target_policy(family.name),
-                               cfg.get("n_initial", EvaluateConfig.n_initial), gamma,
-                               cfg.get("gt_tol", 1e-5), cfg.get("data_seed", 0))
-        reward = family.reward_callable(value)
-        qs = model.q_values(reward, gt.obs0, gt.action0, seed=None)      # (S, n)
-        truth = gt.q(reward)
+        if at is not None:
+            obs, act = read_points(at, len(model.x_mean))
+            truth, where = None, f"the {len(obs)} points of {at}"
+        else:
+            gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
+            gt = load_ground_truth(family, load_target_policy(family.name),
+                                   cfg.get("n_initial", EvaluateConfig.n_initial), gamma, cfg.get("gt_tol", 1e-5),
+                                   cfg.get("data_seed", 0))
+            obs, act, where = gt.obs0, gt.action0, "initial points (s0, a0)"
+        qs = model.q_values(reward, obs, act, seed=None)                          # (S, n)
+        if at is None:
+            try:
+                truth = gt.q(reward)
+            except Exception as e:  # noqa: BLE001 - the user's reward on the true rollouts
+                raise ValueError(f"the {label} failed on the ground-truth rollouts: {type(e).__name__}: {e}") from None
+        if out is not None:
+            atomic_savez(out, q=qs.mean(0), q_seeds=qs)
     except EXPECTED as e:
         fail(str(e))
-    click.echo(f"{family.name}, {family.param_name} = {value}, method {method} "
-               f"({model.n_seeds} seeds): Q at initial points (s0, a0)")
+    name = method or f"{model.method}{'' if not model.horizon else f'+k{model.horizon}'}"
+    click.echo(f"{label}, method {name} ({model.n_seeds} seeds): Q at {where}")
     control = cfg.get("task") == "optimize"      # its operator's Q is the optimal one, not the target's
-    click.echo(f"{'i':>3} {'optimal Q, predicted' if control else 'predicted (mean over seeds)':>28} "
-               f"{'TD3 target Q (MC)' if control else 'Monte-Carlo truth':>18}")
+    head = "optimal Q, predicted" if control else "predicted (mean over seeds)"
+    if truth is None:
+        click.echo(f"{'i':>3} {head:>28}")
+        for i in range(min(points, qs.shape[1])):
+            click.echo(f"{i:>3} {qs[:, i].mean():>28.3f}")
+        click.echo(f"Q over all {qs.shape[1]} points: mean {qs.mean():.4g}, min {qs.mean(0).min():.4g}, "
+                   f"max {qs.mean(0).max():.4g}" + (f"; written to {out}" if out else ""))
+        return
+    click.echo(f"{'i':>3} {head:>28} {'TD3 target Q (MC)' if control else 'Monte-Carlo truth':>18}")
     for i in range(min(points, len(truth))):
         click.echo(f"{i:>3} {qs[:, i].mean():>28.3f} {truth[i]:>18.3f}")
     gap = np.mean((qs.mean(0) - truth) ** 2)
-    click.echo(f"mean squared gap to the TD3 target policy's Q over all {len(truth)} initial points: {gap:.4g} "
-               f"(an optimize run's operator answers the optimal Q, not the target's: not an error)" if control
-               else f"MSE over all {len(truth)} initial points: {gap:.4g}")
+    click.echo((f"mean squared gap to the TD3 target policy's Q over all {len(truth)} initial points: {gap:.4g} "
+                f"(an optimize run's operator answers the optimal Q, not the target's: not an error)" if control
+                else f"MSE over all {len(truth)} initial points: {gap:.4g}") + (f"; written to {out}" if out else ""))
+
+
+def read_points(path: str, dx: int) -> tuple[np.ndarray, np.ndarray]:
+    """The query points of an .npz: ``observations`` (n, ds) and ``actions`` (n, da), finite, with
+    ds + da = ``dx``, the run's state-action size; one clear error otherwise."""
+    try:
+        with np.load(path) as z:
+            arrays = {k: np.asarray(z[k], np.float32) for k in ("observations", "actions") if k in z.files}
+            have = z.files
+    except (OSError, ValueError) as e:
+        raise ValueError(f"{path} is not a readable .npz of points: {e}") from None
+    if len(arrays) < 2:
+        raise ValueError(f"{path} must hold arrays 'observations' (n, ds) and 'actions' (n, da); it has {have}")
+    obs, act = arrays["observations"], arrays["actions"]
+    if obs.ndim != 2 or act.ndim != 2 or len(obs) != len(act) or not len(obs):
+        raise ValueError(f"{path}: observations {obs.shape} and actions {act.shape} must be (n, ds) and (n, da), "
+                         f"n >= 1 the same")
+    if obs.shape[1] + act.shape[1] != dx:
+        raise ValueError(f"{path}: observations of {obs.shape[1]} and actions of {act.shape[1]} dimensions; the run's "
+                         f"state-actions have {dx}")
+    if not (np.isfinite(obs).all() and np.isfinite(act).all()):
+        raise ValueError(f"{path}: the points must be finite")
+    return obs, act
 
 
 @main.command()

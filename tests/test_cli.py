@@ -1,10 +1,12 @@
 import json
 
+import jax.numpy as jnp
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import resolvent
 from resolvent.cli import main
 
 TINY = ["--steps", "20", "--log-every", "10", "--checkpoint-every", "10", "--seeds", "1", "--m", "16"]
@@ -39,6 +41,43 @@ def test_q_prints_predictions_and_truth(run_dir):
     assert "Monte-Carlo truth" in res.output and "MSE over all 64" in res.output
     bad = CliRunner().invoke(main, ["q", str(run_dir), "--v-target", "1.0"])
     assert bad.exit_code == 2 and "not a parameter of pendulum-angle" in bad.output
+
+
+def test_q_for_any_reward_at_points_of_ones_own(run_dir, tmp_path):
+    """``q --reward FILE.py:ATTR``: any reward callable, scored against the Monte-Carlo truth at the
+    initial points (a family member written in a file answers as its parameter does); ``--at``
+    points of one's own, ``--out`` the answers; bad references, points and rewards are named."""
+    rewards = tmp_path / "rewards.py"
+    rewards.write_text("import jax.numpy as jnp\nfrom resolvent.families import get_family\n"
+                       "member = get_family('pendulum-angle').reward_callable(0.7)\n"
+                       "def upright(f):\n    return jnp.cos(jnp.arctan2(f['obs'][:, 1], f['obs'][:, 0]))\n"
+                       "def broken(f):\n    raise ZeroDivisionError('a bug of its own')\n")
+    runner = CliRunner()
+    by_param = runner.invoke(main, ["q", str(run_dir), "--method", "sf", "--theta0", "0.7"])
+    by_file = runner.invoke(main, ["q", str(run_dir), "--method", "sf", "--reward", f"{rewards}:member"])
+    assert by_file.exit_code == 0, by_file.output
+    assert by_file.output.splitlines()[1:] == by_param.output.splitlines()[1:]     # the same numbers
+    rng = np.random.default_rng(0)
+    obs, act = rng.normal(size=(5, 3)).astype(np.float32), rng.uniform(-2, 2, (5, 1)).astype(np.float32)
+    np.savez(tmp_path / "points.npz", observations=obs, actions=act)
+    res = runner.invoke(main, ["q", str(run_dir), "--reward", f"{rewards}:upright", "--at",
+                               str(tmp_path / "points.npz"), "--out", str(tmp_path / "q.npz"), "--points", "2"])
+    assert res.exit_code == 0, res.output
+    assert "method attention" in res.output and "Q over all 5 points" in res.output   # the run's default
+    upright = lambda f: jnp.cos(jnp.arctan2(f["obs"][:, 1], f["obs"][:, 0]))  # noqa: E731 - as in the file
+    with np.load(tmp_path / "q.npz") as z:
+        want = resolvent.load(run_dir).q_values(upright, obs, act, seed=None)
+        np.testing.assert_allclose(z["q_seeds"], want, rtol=1e-6)
+        np.testing.assert_allclose(z["q"], want.mean(0), rtol=1e-6)
+    np.savez(tmp_path / "wide.npz", observations=np.zeros((5, 4)), actions=act)
+    np.savez(tmp_path / "keys.npz", obs=obs, actions=act)
+    for args, said in (([f"{rewards}:member", "--theta0", "0.7"], "not both"),
+                       ([f"{rewards}:nothing"], "has no attribute 'nothing'"),
+                       ([f"{rewards}:broken"], "ZeroDivisionError: a bug of its own"),
+                       ([f"{rewards}:upright", "--at", str(tmp_path / "wide.npz")], "the run's state-actions have 4"),
+                       ([f"{rewards}:upright", "--at", str(tmp_path / "keys.npz")], "must hold arrays 'observations'")):
+        bad = runner.invoke(main, ["q", str(run_dir), "--reward", *args])
+        assert bad.exit_code == 2 and said in bad.output, (args, bad.output)
 
 
 def test_dataset_and_target():
