@@ -44,13 +44,15 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
-from resolvent.rewards.probes import evaluate_reward
+from resolvent.rewards import probes
 
 Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
 STATES = ("obs", "next_obs")                     # a rollout's states, kept once (``rollout``)
 PROGRESS_ROWS = 2 ** 22                          # a rollout of k E n >= this many model steps shows a progress bar
 ROLLOUT_BYTES = 2 ** 31   # the most one rollout kept for further rewards may hold (``Rollouts``): 400 steps of
 #                           five members at 1e4 Ant-Dir points hold 9.0 GiB, Pendulum-Angle's 0.67 GiB
+REWARD_BYTES = 2 ** 26    # a reward reads a rollout's steps in chunks of at most about this many bytes of inputs (JAX
+#                           copies what it reads: the whole rollout at once would copy its states again)
 
 
 @dataclass(frozen=True)
@@ -82,15 +84,24 @@ class Expansion:
         return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)
 
     def step_rewards(self, reward: Callable, what: str) -> np.ndarray:
-        """r(x_t) at every step of every member's rollout, the k steps as one batch (one call of
-        the reward; ``what`` names the points in its errors): (k, E n). The last reward asked is
-        kept, for this rollout and its prefixes: choosing a horizon and answering at it (kauto)
-        evaluate the reward along the rollout once."""
+        """r(x_t) at every step of every member's rollout (``what`` names the points in its
+        errors): (k, E n). The steps go to the reward in chunks of one length, each at most about
+        ``REWARD_BYTES`` of inputs (the last chunk ends at step k, repeating fewer steps than there
+        are chunks: one shape, one compilation), compiled where all k E n rows together would be.
+        The last reward asked is kept, for this rollout and its prefixes: choosing a horizon and
+        answering at it (kauto) evaluate the reward along the rollout once."""
         held = self.last[0]
         if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
             return held[1][:self.horizon]
-        batch = {key: v.reshape(-1, *v.shape[2:]) for key, v in self.steps.items()}   # (k E n, ...) views
-        r = np.asarray(jax.device_get(evaluate_reward(reward, batch, what))).reshape(self.horizon, -1)
+        k, rows = self.horizon, self.alive.shape[1]
+        row_bytes = sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
+        most = max(1, min(k, REWARD_BYTES // max(1, row_bytes * rows)))               # steps a call may hold
+        per = -(-k // -(-k // most)) if k else 1     # c = ceil(k / most) chunks of ceil(k / c) steps: < c repeated
+        r = np.empty((k, rows), np.float32)
+        for lo in sorted({min(lo, k - per) for lo in range(0, k, per)}):
+            batch = {key: v[lo:lo + per].reshape(-1, *v.shape[2:]) for key, v in self.steps.items()}  # (per E n, ...)
+            r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
+                reward, batch, what, compiled=k * rows >= probes.COMPILE_ROWS))).reshape(per, rows)
         self.last[0] = (reward, r)
         return r
 

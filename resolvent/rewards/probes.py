@@ -35,11 +35,15 @@ class Columns(Mapping):
         return len(self.features)
 
 
-def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "reward callable") -> jax.Array:
-    """``reward(features)`` checked to be finite with one value per transition: (n,)."""
+def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "reward callable",
+                    compiled: bool | None = None) -> jax.Array:
+    """``reward(features)`` checked to be finite with one value per transition: (n,). ``compiled``:
+    whether to compile the reward (``_call``; None: from ``COMPILE_ROWS`` rows), so the chunks of
+    one long batch run the way the whole would."""
     n = len(next(iter(features.values())))
     try:
-        values = jnp.asarray(_call(reward, features, n), jnp.float32)
+        values = jnp.asarray(_call(reward, features, n >= COMPILE_ROWS if compiled is None else compiled),
+                             jnp.float32)
     except KeyError as e:
         raise ValueError(f"{name} asked for {e}, which the {what} do not store; "
                          f"available: {sorted(features)}") from None
@@ -60,13 +64,12 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
 COMPILE_ROWS = 1 << 20   # rows from which a reward is compiled, its elementwise operations fused
 
 
-def _call(reward: Reward, features: Mapping, n: int):
-    """``reward`` over ``features``: as written (one JAX operation at a time) on fewer than
-    ``COMPILE_ROWS`` rows; on more (a long rollout's 400 x 5 x 1e4 model states) compiled over the
-    quantities it reads, so its elementwise chain runs as one loop instead of a pass over memory
-    per operation. A reward JAX cannot compile (Python branches on values, numpy calls) runs as
-    written; its own errors surface there."""
-    if n >= COMPILE_ROWS:
+def _call(reward: Reward, features: Mapping, compiled: bool):
+    """``reward`` over ``features``: as written (one JAX operation at a time), or ``compiled`` (on
+    a long rollout's 400 x 5 x 1e4 model states) over the quantities it reads, so its elementwise
+    chain runs as one loop instead of a pass over memory per operation. A reward JAX cannot
+    compile (Python branches on values, numpy calls) runs as written; its own errors surface there."""
+    if compiled:
         keys = reads(reward, features)
         try:
             return jax.jit(reward)({k: features[k] for k in keys})

@@ -6,8 +6,9 @@ A one-step ensemble of today's default shape (five 256-256 members, three kept) 
 Ant-Dir's replay data (memory and time do not depend on how well it fits), the shipped target
 policy, a family reward (it reads the predicted ``x_velocity`` and ``y_velocity``) at k = 400 from
 dataset state-actions. The operator's tail at s_k is left out (zero): it is one forward pass at
-the same points either way. The peak memory holds one part's rollout and the reward's inputs,
-converted to JAX arrays (copies; Ant-Dir's family reward reads ``next_obs``).
+the same points either way. The peak memory holds one part's rollout and one chunk of its steps'
+reward inputs (``expansion.REWARD_BYTES``), converted to JAX arrays (copies; Ant-Dir's family
+reward reads ``next_obs``).
 
     python results/answer-times/rollout_parts.py > results/answer-times/rollout-parts.txt
 """

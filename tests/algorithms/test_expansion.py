@@ -3,7 +3,9 @@ and the operator's exact properties kept (linear, monotone, constants)."""
 import numpy as np
 import pytest
 
+from resolvent.algorithms import expansion
 from resolvent.algorithms.expansion import STATES, Rollouts, along_q, expand, expanded_q, rollout_bytes
+from resolvent.rewards import probes
 from onestep_models import drift_model, ensemble
 
 GAMMA = 0.9
@@ -193,6 +195,36 @@ def test_the_last_reward_is_evaluated_once_along_a_rollout():
     long.prefix(2).step_rewards(counted, "rollout")                              # another was asked since
     long.step_rewards(counted, "rollout")                                        # longer than the one kept
     assert calls == [6 * 3 * len(OBS), 2 * 3 * len(OBS), 6 * 3 * len(OBS)]
+
+
+def test_a_long_rollout_goes_to_the_reward_in_chunks_of_one_shape(monkeypatch):
+    """Along a rollout the reward reads its steps in chunks of about ``REWARD_BYTES`` of inputs,
+    all of one length (the last ends at step k, repeating steps of the one before), compiled or
+    not as the whole would be: the values are those of one call over every step."""
+    d = np.array([0.4, -0.3], np.float32)
+    model = ensemble([d, d * 1.5, -2 * d], keep=2)
+    rows = 3 * len(OBS)
+    whole = expand(model, policy, OBS, ACT, 7).step_rewards(height, "rollout")          # (7, E n)
+    row_bytes = sum(v[0, 0].nbytes for v in expand(model, policy, OBS, ACT, 1).steps.values())
+    calls = []
+
+    def counted(f):
+        calls.append(len(f["obs"]))
+        return height(f)
+
+    monkeypatch.setattr(expansion, "REWARD_BYTES", 3 * rows * row_bytes)               # 3 steps a call
+    for compile_rows in (1 << 62, 7 * rows):                                        # as written, compiled
+        monkeypatch.setattr(probes, "COMPILE_ROWS", compile_rows)
+        calls.clear()
+        chunked = expand(model, policy, OBS, ACT, 7).step_rewards(counted, "rollout")
+        np.testing.assert_allclose(chunked, whole, rtol=1e-6)
+        traced = [n for n in calls if n > 2]         # not ``reads``' two-row look at what the reward reads
+        assert traced == ([3 * rows] * 3 if compile_rows > 7 * rows else [3 * rows])  # steps 0-2, 3-5, 4-6; one trace
+    monkeypatch.setattr(expansion, "REWARD_BYTES", 1)                                 # one step a call at least
+    monkeypatch.setattr(probes, "COMPILE_ROWS", 1 << 62)
+    calls.clear()
+    np.testing.assert_array_equal(expand(model, policy, OBS, ACT, 7).step_rewards(counted, "rollout"), whole)
+    assert calls == [rows] * 7
 
 
 def test_sums_at_are_the_running_discounted_sums():
