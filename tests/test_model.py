@@ -6,6 +6,7 @@ import pytest
 
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.experiments.evaluate import distil_targets
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.expansion import Rollouts, rollout_bytes
 from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
@@ -199,6 +200,24 @@ def test_distilled_operator_is_scored_saved_and_loaded(policy_run):
     assert not np.allclose(q, teacher.q_values(height, obs, act))
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(student.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
+
+
+def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):
+    """The distillation's points and targets (G_K at the points, the rest of the rollout along it)
+    made part by part where one rollout would exceed the budget: the same points in the same order
+    and the same answers as one rollout."""
+    rng = np.random.default_rng(1)
+    obs, act = rng.normal(size=(7, 3)).astype(np.float32), rng.uniform(-2, 2, (7, 1)).astype(np.float32)
+    rewards = [lambda f: f["obs"][:, 0] - 0.1 * f["action"][:, 0] ** 2, lambda f: f["obs"][:, 1]]
+    whole, parted = resolvent.load(policy_run, "favor"), resolvent.load(policy_run, "favor")
+    parted.rollouts = Rollouts(budget=rollout_bytes(parted.onestep, 3, 3, 1, 30))
+    one = distil_targets(whole, obs, act, rewards, 30, (0, 10, 20), 0.99)
+    three = distil_targets(parted, obs, act, rewards, 30, (0, 10, 20), 0.99)
+    assert len(parted.rollouts.parts(parted.onestep, obs, act, 30)) == 3
+    assert one[0].shape[0] == one[2].shape[2] > len(obs) and one[2].shape[:2] == (2, whole.n_seeds)
+    np.testing.assert_array_equal(three[0][:len(obs)], obs)                 # the points first, then along
+    for got, want in zip(three, one):                                        # (a part's batch rounds differently)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
 def test_horizon_chosen_per_reward(policy_run):

@@ -188,26 +188,55 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     at = np.sort(np.random.default_rng(name_id(f"{cfg.seed}-distil-points")).choice(
         len(p.features["obs"]), min(d.points, len(p.features["obs"])), replace=False))
     obs, act = np.asarray(p.features["obs"])[at], np.asarray(p.features["action"])[at]      # (P, ds) (P, da)
-    ex = model.expansion(obs, act, horizon)
     steps = (0, *range(d.along_every, d.along + 1, d.along_every)) if d.along else (0,)
-    kept = [(ex.weights.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]]     # (E P,) each
-    x_obs = np.concatenate([obs, *(ex.steps["obs"][t][m] for t, m in zip(steps[1:], kept))])       # (P', ds)
-    x_act = np.concatenate([act, *(ex.steps["action"][t][m] for t, m in zip(steps[1:], kept))])    # (P', da)
+    x_obs, x_act, g = distil_targets(model, obs, act, rewards, horizon, steps, cfg.gamma)   # (P', .) (R, S, P')
     first = np.asarray(first_step_values(model.onestep, list(enumerate(rewards)), x_obs, x_act,
                                          "distillation points"))                      # (R, P')
-
-    def targets(i: int, r) -> np.ndarray:   # (S, P')
-        q = along_q(ex, r, lambda s, a: model.q_values(r, s, a, seed=None, horizon=0), cfg.gamma, steps)  # (S, T, E P)
-        at_points = ex.member_mean(q[:, 0])                                            # (S, P): G_K itself
-        return (np.concatenate([at_points, *(q[:, j][:, m] for j, m in enumerate(kept, 1))], 1) - first[i]) / cfg.gamma
-
-    u = jnp.asarray(np.stack([targets(i, r) for i, r in enumerate(
-        tqdm(rewards, desc=f"{model.method}+d{horizon} targets", leave=False))], 1), jnp.float32)   # (S, R, P')
+    u = jnp.asarray(((g - first[:, None]) / cfg.gamma).transpose(1, 0, 2), jnp.float32)   # (S, R, P')
     data = DistilData(x=model.normalise(x_obs, x_act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
                       weight=target_weights(u))
     params, losses = distil.train(model.params, model.network, d, data, named_key(cfg.seed, model.method, "distil"))
     student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)
     return student, np.asarray(losses)
+
+
+def distil_targets(model: OperatorModel, obs: np.ndarray, act: np.ndarray, rewards: list, horizon: int,
+                   steps: tuple[int, ...], gamma: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distillation's points and the expansion's answers there: the P query points (obs, act),
+    then for each t > 0 of ``steps`` every kept member's rollout state x_t = (s_t, pi(s_t)) from
+    them (member-major, as one rollout orders them); at the points G_K[r] itself, at x_t the rest
+    of the same rollout, G_{K-t}[r] (``along_q``). Made part by part of the points where one
+    rollout would exceed ``model.rollouts.budget`` (``Rollouts.parts``), every part's rollout made,
+    answered for every reward and dropped: the same points and values as one rollout. Returns the
+    points (P', ds), (P', da) and the answers (R, S, P')."""
+    parts = model.rollouts.parts(model.onestep, obs, act, horizon)
+    n, x, where, g = len(obs), {t: ([], [], []) for t in steps}, {t: [] for t in steps}, []
+    for i, part in enumerate(parts):
+        ex = model.expansion(obs[part], act[part], horizon)
+        e, size = ex.weights.shape                                                      # E, n'
+        row = (np.arange(e)[:, None] * n + part.start + np.arange(size)).reshape(-1)    # (E n',) as one rollout's
+        kept = {t: (ex.weights.reshape(-1) > 0) & (ex.alive[t] > 0.5) for t in steps[1:]}     # (E n',) each
+        x[0][0].append(obs[part])
+        x[0][1].append(act[part])
+        where[0].append(row[:size])
+        for t, m in kept.items():
+            x[t][0].append(ex.steps["obs"][t][m])
+            x[t][1].append(ex.steps["action"][t][m])
+            where[t].append(row[m])
+        desc = f"{model.method}+d{horizon} targets" + (f" (part {i + 1} of {len(parts)})" if len(parts) > 1 else "")
+        answers = []
+        for r in tqdm(rewards, desc=desc, leave=False):
+            q = along_q(ex, r, lambda s, a, r=r: model.q_values(r, s, a, seed=None, horizon=0), gamma, steps)
+            answers.append([ex.member_mean(q[:, 0]), *(q[:, j][:, m] for j, m in enumerate(kept.values(), 1))])
+        g.append(answers)              # [R][T] of (S, n') at the points, (S, kept) along
+        del ex                         # this part's rollout goes before the next one is made (kept in model.rollouts)
+    order = {t: np.argsort(np.concatenate(where[t]), kind="stable") for t in steps}    # one rollout's order
+    x_obs = np.concatenate([np.concatenate(x[t][0])[order[t]] for t in steps])      # (P', ds)
+    x_act = np.concatenate([np.concatenate(x[t][1])[order[t]] for t in steps])      # (P', da)
+    answer = np.stack([np.concatenate([np.concatenate([part[i][j] for part in g], -1)[:, order[t]]
+                                       for j, t in enumerate(steps)], -1)
+                       for i in range(len(rewards))])                                  # (R, S, P')
+    return x_obs, x_act, answer
 
 
 def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plot: bool = True,
