@@ -210,7 +210,7 @@ def distil_targets(model: OperatorModel, obs: np.ndarray, act: np.ndarray, rewar
     answered for every reward and dropped: the same points and values as one rollout. Returns the
     points (P', ds), (P', da) and the answers (R, S, P')."""
     parts = model.rollouts.parts(model.onestep, obs, act, horizon)
-    n, x, where, g = len(obs), {t: ([], [], []) for t in steps}, {t: [] for t in steps}, []
+    n, x, where, g = len(obs), {t: ([], []) for t in steps}, {t: [] for t in steps}, []
     for i, part in enumerate(parts):
         ex = model.expansion(obs[part], act[part], horizon)
         e, size = ex.weights.shape                                                      # E, n'
@@ -229,7 +229,7 @@ def distil_targets(model: OperatorModel, obs: np.ndarray, act: np.ndarray, rewar
             q = along_q(ex, r, lambda s, a, r=r: model.q_values(r, s, a, seed=None, horizon=0), gamma, steps)
             answers.append([ex.member_mean(q[:, 0]), *(q[:, j][:, m] for j, m in enumerate(kept.values(), 1))])
         g.append(answers)              # [R][T] of (S, n') at the points, (S, kept) along
-        del ex                         # this part's rollout goes before the next one is made (kept in model.rollouts)
+        del ex                         # so that model.rollouts drops this part's rollout before making the next
     order = {t: np.argsort(np.concatenate(where[t]), kind="stable") for t in steps}    # one rollout's order
     x_obs = np.concatenate([np.concatenate(x[t][0])[order[t]] for t in steps])      # (P', ds)
     x_act = np.concatenate([np.concatenate(x[t][1])[order[t]] for t in steps])      # (P', da)
