@@ -94,14 +94,16 @@ class Expansion:
         if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
             return held[1][:self.horizon]
         k, rows = self.horizon, self.alive.shape[1]
-        row_bytes = sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
-        most = max(1, min(k, REWARD_BYTES // max(1, row_bytes * rows)))               # steps a call may hold
-        per = -(-k // -(-k // most)) if k else 1     # c = ceil(k / most) chunks of ceil(k / c) steps: < c repeated
         r = np.empty((k, rows), np.float32)
-        for lo in sorted({min(lo, k - per) for lo in range(0, k, per)}):
+        row_bytes = sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
+        most = max(1, REWARD_BYTES // max(1, row_bytes * rows))                        # steps a call may hold
+        chunks = -(-k // most)                                                          # ceil(k / most)
+        per = -(-k // max(chunks, 1))                    # ceil(k / chunks): the last chunk repeats < chunks steps
+        compiled = k * rows >= probes.COMPILE_ROWS
+        for lo in (min(i * per, k - per) for i in range(chunks)):
             batch = {key: v[lo:lo + per].reshape(-1, *v.shape[2:]) for key, v in self.steps.items()}  # (per E n, ...)
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, batch, what, compiled=k * rows >= probes.COMPILE_ROWS))).reshape(per, rows)
+                reward, batch, what, compiled=compiled))).reshape(per, rows)
         self.last[0] = (reward, r)
         return r
 
