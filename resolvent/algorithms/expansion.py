@@ -36,6 +36,7 @@ for ``ROLLOUT_BYTES`` the answers are made in parts of the points (``Rollouts.pa
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -83,28 +84,29 @@ class Expansion:
         w = self.weights                                                               # (E, n)
         return (q.reshape(*q.shape[:-1], *w.shape) * w).sum(-2)
 
-    def step_rewards(self, reward: Callable, what: str) -> np.ndarray:
+    def step_rewards(self, reward: Callable, what: str, rows: np.ndarray | None = None) -> np.ndarray:
         """r(x_t) at every step of every member's rollout (``what`` names the points in its
-        errors): (k, E n). The steps go to the reward in chunks of one length, each at most about
-        ``REWARD_BYTES`` of inputs (the last chunk ends at step k, repeating fewer steps than there
-        are chunks: one shape, one compilation), compiled where all k E n rows together would be.
-        The last reward asked is kept, for this rollout and its prefixes: choosing a horizon and
-        answering at it (kauto) evaluate the reward along the rollout once."""
+        errors): (k, E n), or at the E n rows ``rows`` only: (k, len(rows)). The steps go to the
+        reward in chunks of one length, each at most about ``REWARD_BYTES`` of inputs (the last
+        chunk ends at step k, repeating fewer steps than there are chunks: one shape, one
+        compilation), compiled where all its rows together would be. The last reward asked at
+        every row is kept, for this rollout and its prefixes: choosing a horizon and answering at
+        it (kauto) evaluate the reward along the rollout once."""
         held = self.last[0]
         if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
-            return held[1][:self.horizon]
-        k, rows = self.horizon, self.alive.shape[1]
-        r = np.empty((k, rows), np.float32)
+            return held[1][:self.horizon] if rows is None else held[1][:self.horizon, rows]
+        k, n_rows = self.horizon, self.alive.shape[1] if rows is None else len(rows)
+        r = np.empty((k, n_rows), np.float32)
         row_bytes = sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
-        most = max(1, REWARD_BYTES // max(1, row_bytes * rows))                        # steps a call may hold
+        most = max(1, REWARD_BYTES // max(1, row_bytes * n_rows))                      # steps a call may hold
         chunks = -(-k // most)                                                          # ceil(k / most)
         per = -(-k // max(chunks, 1))                    # ceil(k / chunks): the last chunk repeats < chunks steps
-        compiled = k * rows >= probes.COMPILE_ROWS
+        compiled = k * n_rows >= probes.COMPILE_ROWS
         for lo in (min(i * per, k - per) for i in range(chunks)):
-            batch = {key: v[lo:lo + per].reshape(-1, *v.shape[2:]) for key, v in self.steps.items()}  # (per E n, ...)
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, batch, what, compiled=compiled))).reshape(per, rows)
-        self.last[0] = (reward, r)
+                reward, _Chunk(self.steps, slice(lo, lo + per), rows), what, compiled=compiled))).reshape(per, n_rows)
+        if rows is None:
+            self.last[0] = (reward, r)
         return r
 
     def discounted_rewards(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
@@ -140,6 +142,26 @@ class Expansion:
         return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
                          self.keep, self.last)
+
+
+class _Chunk(Mapping):
+    """Steps ``at`` of a rollout's quantities (k, E n, ...) at the E n rows ``rows`` (None: all),
+    each flattened to (steps rows, ...) when a reward first reads it: only what it reads is gathered."""
+
+    def __init__(self, steps: dict, at: slice, rows: np.ndarray | None):
+        self.steps, self.at, self.rows, self.held = steps, at, rows, {}
+
+    def __getitem__(self, key):
+        if key not in self.held:
+            v = self.steps[key][self.at]                                                 # (steps, E n, ...)
+            self.held[key] = (v if self.rows is None else np.take(v, self.rows, 1)).reshape(-1, *v.shape[2:])
+        return self.held[key]
+
+    def __iter__(self):
+        return iter(self.steps)
+
+    def __len__(self):
+        return len(self.steps)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -233,8 +255,18 @@ class Rollouts:
 def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],
                gamma: float) -> np.ndarray:
     """G_k[r] at the expansion's query points: (..., n), the leading axes those of ``bootstrap``
-    (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds)."""
-    return expansion.member_mean(along_q(expansion, reward, bootstrap, gamma, (0,))[..., 0, :])   # (..., n)
+    (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds). The reward and the operator are
+    evaluated at the kept members' rows only (w_e > 0: m n of the E n rows), the others weighing 0:
+
+        G_k[r](s, a) = sum_{e: w_e > 0} w_e (sum_{t<k} gamma^t c^e_t r(x^e_t) + gamma^k c^e_k G[r](s^e_k, pi(s^e_k)))"""
+    k, w = expansion.horizon, expansion.weights                                        # (E, n)
+    kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
+    tail = np.asarray(bootstrap(expansion.obs[kept], expansion.action[kept]), np.float64)   # (..., m n)
+    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), expansion.alive[:k, kept],
+                      expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
+    q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)
+    q[..., kept] = paid + gamma ** k * expansion.alive[k, kept] * tail
+    return expansion.member_mean(q)                                                    # (..., n)
 
 
 def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndarray, np.ndarray], np.ndarray],
@@ -251,7 +283,7 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)
     t = np.asarray(at)
     paid = np.zeros((len(t), tail.shape[-1]))              # (T, E n) sum_{u>=t} gamma^u c_u r_u
-    if k and len(t) == 1:                # one suffix's sum (the answer's, t = 0), without a (k, E n) temporary
+    if k and len(t) == 1:                # one suffix's sum (the distillation's t = 0), without a (k, E n) temporary
         r = expansion.step_rewards(reward, "model rollout")                            # (k, E n)
         paid[0] = np.einsum("u,un,un->n", gamma ** np.arange(t[0], k), expansion.alive[t[0]:k], r[t[0]:])
     elif k:

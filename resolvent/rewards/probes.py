@@ -78,21 +78,28 @@ def _call(reward: Reward, features: Mapping, compiled: bool):
     return reward(Columns(features))
 
 
-class _Reads(dict):
-    """A features dict that records which keys a reward reads."""
+class _Reads(Mapping):
+    """The first two rows of every quantity, taken when a reward reads it; records which it reads."""
 
-    def __init__(self, features):
-        super().__init__(features)
-        self.read: set = set()
+    def __init__(self, features: Mapping):
+        self.features, self.read = features, set()
 
     def __getitem__(self, key):
+        value = jnp.asarray(np.asarray(self.features[key])[:2])
         self.read.add(key)
-        return super().__getitem__(key)
+        return value
+
+    def __iter__(self):
+        return iter(self.features)
+
+    def __len__(self):
+        return len(self.features)
 
 
 def reads(reward: Reward, features: Mapping) -> set:
-    """The keys of ``features`` that ``reward`` reads (all of them if it fails on two rows)."""
-    probe = _Reads({k: jnp.asarray(np.asarray(v)[:2]) for k, v in features.items()})
+    """The keys of ``features`` that ``reward`` reads (all of them if it fails on two rows); only
+    those are taken from ``features`` (a ``Mapping`` may make a quantity when it is read)."""
+    probe = _Reads(features)
     try:
         reward(probe)
     except Exception:  # noqa: BLE001 - evaluate_reward reports the reward's own error where it is used

@@ -266,3 +266,30 @@ def test_states_are_kept_once_and_the_bytes_are_known():
         assert [p.stop - p.start for p in parts] == sizes and parts[0].start == 0 and parts[-1].stop == 3
     with pytest.raises(ValueError, match="budget must be > 0"):
         Rollouts(0)
+
+
+def test_the_answer_reads_the_kept_members_rows_only():
+    """G_k evaluates the reward and the operator at the m n kept rows only (the runaway member's
+    states never reach them); a reward already evaluated at every row (kauto's spread) is reused."""
+    d = np.array([0.1, -0.2], np.float32)
+    e = expand(ensemble([d, d * 1.1, 5 * d], keep=2), policy, OBS, ACT, 4)
+    seen, tails = [], []
+
+    def reward(f):
+        seen.append(np.asarray(f["obs"]))
+        return height(f)
+
+    def tail(s, a):
+        tails.append(np.asarray(s))
+        return bootstrap(s, a)
+
+    q = expanded_q(e, reward, tail, GAMMA)
+    assert sum(len(x) for x in seen) == 4 * 6 and len(tails[0]) == 6             # k m n, m n of k E n, E n
+    np.testing.assert_allclose(np.sort(tails[0], 0), np.sort(e.obs[:6], 0))         # members 0 and 1 only
+    np.testing.assert_allclose(q, (e.weights.reshape(-1) * along_q(e, height, bootstrap, GAMMA, (0,))[:, 0])
+                               .reshape(2, 3, 3).sum(1), rtol=1e-6)
+    seen.clear()
+    e.sums_at(reward, GAMMA, "rollout", (4,))                                        # every row, kept
+    assert sum(len(x) for x in seen) == 4 * 9
+    np.testing.assert_allclose(expanded_q(e, reward, tail, GAMMA), q, rtol=1e-6)
+    assert sum(len(x) for x in seen) == 4 * 9                                        # not called again

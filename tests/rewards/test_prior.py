@@ -145,6 +145,22 @@ def test_a_reward_over_many_rows_is_compiled_with_the_same_values_and_errors():
         evaluate_reward(lambda g: g["obs"][:, 0] / 0.0, f, "rows", "probe 'p'")
 
 
+def test_reads_takes_only_the_quantities_a_reward_reads():
+    """``reads`` names what a reward reads and takes nothing else from the features: a Mapping that
+    makes its quantities when read (a long rollout's chunk) makes only those."""
+    made = []
+
+    class Lazy(dict):
+        def __getitem__(self, key):
+            made.append(key)
+            return super().__getitem__(key)
+
+    f = Lazy(features(10))
+    assert probes.reads(lambda g: g["obs"][:, 0] * g["action"][:, 0], f) == {"obs", "action"}
+    assert sorted(made) == ["action", "obs"]
+    assert probes.reads(lambda g: g["height"], f) == set(f)                  # fails on two rows: every key
+
+
 def test_inputs_unknown_at_a_reference_point_are_never_read():
     """Reference points with the target policy's action have no extras (NaN): generic rewards
     then read only the inputs known everywhere, and their values stay finite."""
