@@ -9,21 +9,14 @@ models: fb+k400 and favor+k400 (a new reward at 400 steps x 5 members x 1e4 poin
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import statistics
 import time
 
-import jax
 import numpy as np
+from rolled_compiled import reward_and_points, seed0   # this folder's: the run's test reward and points
 
 import resolvent
 from resolvent.algorithms.expansion import along_q, expanded_q
-from resolvent.experiments import EvaluateConfig, RunDir
-from resolvent.experiments.evaluate import prepare
-
-
-def seed0(model):
-    return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
 def every_row(ex, reward, tail, gamma):
@@ -37,13 +30,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--methods", default="fb+k400,favor+k400")
     args = ap.parse_args()
-    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
-    p = prepare(dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), eval_points=("reset",),
-                                    trust="off"))
-    name, reward = p.source.rewards["test"][0]
-    idx = np.random.default_rng(0).choice(len(p.x), min(args.pairs, len(p.x)), replace=False)
-    obs, act = p.features["obs"][idx], p.features["action"][idx]
-    print(f"run {args.run}, reward {name}, {len(idx)} points; ms per answer at points already rolled out, "
+    (name, reward), obs, act = reward_and_points(args.run, args.pairs)
+    print(f"run {args.run}, reward {name}, {len(obs)} points; ms per answer at points already rolled out, "
           f"median of 3 (every row | kept rows)")
     for method in args.methods.split(","):
         model = seed0(resolvent.load(args.run, method))

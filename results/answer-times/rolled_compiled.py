@@ -27,19 +27,23 @@ def seed0(model):
     return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
+def reward_and_points(run: str, pairs: int):
+    """The run's first test reward (name, callable) and ``pairs`` of its dataset's state-actions."""
+    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
+    p = prepare(dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), eval_points=("reset",),
+                                    trust="off"))
+    idx = np.random.default_rng(0).choice(len(p.x), min(pairs, len(p.x)), replace=False)
+    return p.source.rewards["test"][0], p.features["obs"][idx], p.features["action"][idx]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--run", required=True)
     ap.add_argument("--pairs", type=int, default=10_000)
     args = ap.parse_args()
-    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
-    p = prepare(dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), eval_points=("reset",),
-                                    trust="off"))
-    name, reward = p.source.rewards["test"][0]
-    idx = np.random.default_rng(0).choice(len(p.x), min(args.pairs, len(p.x)), replace=False)
-    obs, act = p.features["obs"][idx], p.features["action"][idx]
+    (name, reward), obs, act = reward_and_points(args.run, args.pairs)
     compiled_from = probes.COMPILE_ROWS
-    print(f"run {args.run}, reward {name}, {len(idx)} points; ms per answer, median of 3 (as written | compiled)")
+    print(f"run {args.run}, reward {name}, {len(obs)} points; ms per answer, median of 3 (as written | compiled)")
     for method in ("fb+k400", "fb+kauto"):
         model = seed0(resolvent.load(args.run, method))
         model.q_values(reward, obs, act)                                    # the rollout, kept
