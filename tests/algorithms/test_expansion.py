@@ -284,7 +284,7 @@ def test_the_answer_reads_the_kept_members_rows_only():
         return bootstrap(s, a)
 
     q = expanded_q(e, reward, tail, GAMMA)
-    assert sum(len(x) for x in seen) == 4 * 6 and len(tails[0]) == 6             # k m n, m n of k E n, E n
+    assert sum(len(x) for x in seen) == 4 * 6 and len(tails[0]) == 6             # k m n and m n rows, not k E n, E n
     np.testing.assert_allclose(np.sort(tails[0], 0), np.sort(e.obs[:6], 0))         # members 0 and 1 only
     np.testing.assert_allclose(q, (e.weights.reshape(-1) * along_q(e, height, bootstrap, GAMMA, (0,))[:, 0])
                                .reshape(2, 3, 3).sum(1), rtol=1e-6)
