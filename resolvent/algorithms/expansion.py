@@ -36,7 +36,6 @@ for ``ROLLOUT_BYTES`` the answers are made in parts of the points (``Rollouts.pa
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -103,8 +102,10 @@ class Expansion:
         per = -(-k // max(chunks, 1))                    # ceil(k / chunks): the last chunk repeats < chunks steps
         compiled = k * n_rows >= probes.COMPILE_ROWS
         for lo in (min(i * per, k - per) for i in range(chunks)):
+            def chunk(v, at=slice(lo, lo + per)):     # (k, E n, ...) -> (per rows, ...), made when the reward reads it
+                return (v[at] if rows is None else np.take(v[at], rows, 1)).reshape(-1, *v.shape[2:])
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, _Chunk(self.steps, slice(lo, lo + per), rows), what, compiled=compiled))).reshape(per, n_rows)
+                reward, probes.Columns(self.steps, chunk), what, compiled=compiled))).reshape(per, n_rows)
         if rows is None:
             self.last[0] = (reward, r)
         return r
@@ -142,26 +143,6 @@ class Expansion:
         return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
                          self.keep, self.last)
-
-
-class _Chunk(Mapping):
-    """Steps ``at`` of a rollout's quantities (k, E n, ...) at the E n rows ``rows`` (None: all),
-    each flattened to (steps rows, ...) when a reward first reads it: only what it reads is gathered."""
-
-    def __init__(self, steps: dict, at: slice, rows: np.ndarray | None):
-        self.steps, self.at, self.rows, self.held = steps, at, rows, {}
-
-    def __getitem__(self, key):
-        if key not in self.held:
-            v = self.steps[key][self.at]                                                 # (steps, E n, ...)
-            self.held[key] = (v if self.rows is None else np.take(v, self.rows, 1)).reshape(-1, *v.shape[2:])
-        return self.held[key]
-
-    def __iter__(self):
-        return iter(self.steps)
-
-    def __len__(self):
-        return len(self.steps)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)

@@ -17,15 +17,15 @@ Reward = Callable[[Mapping[str, jax.Array]], jax.Array]
 
 
 class Columns(Mapping):
-    """Transition quantities as JAX arrays, each converted when a reward first reads it: a reward
-    over a long rollout reads two of its columns and copies only those."""
+    """Transition quantities, each made by ``make`` (a JAX array by default) when a reward first
+    reads it: a reward over a long rollout reads two of its columns and copies only those."""
 
-    def __init__(self, features: Mapping):
-        self.features, self.converted = features, {}
+    def __init__(self, features: Mapping, make: Callable = jnp.asarray):
+        self.features, self.make, self.converted = features, make, {}
 
     def __getitem__(self, key):
         if key not in self.converted:
-            self.converted[key] = jnp.asarray(self.features[key])
+            self.converted[key] = self.make(self.features[key])
         return self.converted[key]
 
     def __iter__(self):
