@@ -105,7 +105,8 @@ class Expansion:
             def chunk(v, at=slice(lo, lo + per)):     # (k, E n, ...) -> (per rows, ...), made when the reward reads it
                 return (v[at] if rows is None else np.take(v[at], rows, 1)).reshape(-1, *v.shape[2:])
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, probes.Columns(self.steps, chunk), what, compiled=compiled))).reshape(per, n_rows)
+                reward, probes.Columns(self.steps, chunk), what, compiled=compiled, rows=per * n_rows))
+            ).reshape(per, n_rows)
         if rows is None:
             self.last[0] = (reward, r)
         return r

@@ -36,11 +36,12 @@ class Columns(Mapping):
 
 
 def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "reward callable",
-                    compiled: bool | None = None) -> jax.Array:
+                    compiled: bool | None = None, rows: int | None = None) -> jax.Array:
     """``reward(features)`` checked to be finite with one value per transition: (n,). ``compiled``:
     whether to compile the reward (``_call``; None: from ``COMPILE_ROWS`` rows), so the chunks of
-    one long batch run the way the whole would."""
-    n = len(next(iter(features.values())))
+    one long batch run the way the whole would. ``rows``: n where the caller knows it (a ``Columns``
+    then makes only what the reward reads; None: the first quantity's length)."""
+    n = len(next(iter(features.values()))) if rows is None else rows
     try:
         values = jnp.asarray(_call(reward, features, n >= COMPILE_ROWS if compiled is None else compiled),
                              jnp.float32)

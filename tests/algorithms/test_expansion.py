@@ -293,3 +293,27 @@ def test_the_answer_reads_the_kept_members_rows_only():
     assert sum(len(x) for x in seen) == 4 * 9
     np.testing.assert_allclose(expanded_q(e, reward, tail, GAMMA), q, rtol=1e-6)
     assert sum(len(x) for x in seen) == 4 * 9                                        # not called again
+
+
+class _Unread:
+    """A rollout column that fails if anything takes its values (its shape and dtype stay)."""
+
+    def __init__(self, v):
+        self.shape, self.dtype = v.shape, v.dtype
+
+    def __getitem__(self, at):
+        raise AssertionError("a column the reward does not read was gathered")
+
+
+@pytest.mark.parametrize("kept", [False, True])
+def test_a_chunk_makes_only_the_columns_the_reward_reads(kept):
+    """The chunks count their rows themselves: a reward of the state alone never has the rollout's
+    actions gathered (at every row or at the kept rows)."""
+    d = np.array([0.1, -0.2], np.float32)
+    e = expand(ensemble([d, d * 1.1, 5 * d], keep=2), policy, OBS, ACT, 4)
+    want = e.step_rewards(height, "rollout")                                          # (k, E n)
+    rows = np.flatnonzero(e.weights.reshape(-1)) if kept else None
+    e.last[0] = None
+    e.steps["action"] = _Unread(e.steps["action"])
+    got = e.step_rewards(height, "rollout", rows)
+    np.testing.assert_allclose(got, want if rows is None else want[:, rows], rtol=1e-6)
