@@ -541,19 +541,21 @@ def sweep(spec, out, address, max_concurrent, retries, dry_run):
 
 
 @main.command()
-@click.argument("sweep_dir", type=click.Path(exists=True, file_okay=False))
-@click.option("--out", type=click.Path(file_okay=False), default=None, help="where to write [default: SWEEP_DIR]")
+@click.argument("sweep_dirs", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="where to write [default: SWEEP_DIR; several folders need one of their own]")
 @click.option("--reps", default=2000, show_default=True, help="bootstrap samples of the intervals")
 @click.option("--copy-runs", is_flag=True, help="also copy every finished run's config, metrics and results to --out")
-def report(sweep_dir, out, reps, copy_runs):
+def report(sweep_dirs, out, reps, copy_runs):
     """IQM over seeds with 95% stratified-bootstrap intervals (rliable), per cell and method:
-    report.md, report.csv and the OPE (or OPI) figure with those intervals."""
+    report.md, report.csv and the OPE (or OPI) figure with those intervals. Several SWEEP_DIRS
+    (one grid run by several specs) make one report in --out, with a sweep.json that joins them."""
     try:
         from resolvent.experiments.report import report as write_report
     except ImportError as e:
         fail(f"`resolvent report` needs rliable ({e}): pip install 'resolvent[sweep]'")
     try:
-        written = write_report(sweep_dir, out, reps, copy=copy_runs)
+        written = write_report(list(sweep_dirs), out, reps, copy=copy_runs)
     except EXPECTED as e:
         fail(str(e))
     click.echo(written["report.md"].read_text())

@@ -1,4 +1,4 @@
-"""Aggregates of a sweep over seeds: ``resolvent report SWEEP_DIR``.
+"""Aggregates of a sweep over seeds: ``resolvent report SWEEP_DIR [SWEEP_DIR ...]``.
 
 Per cell and method, every metric's interquartile mean (IQM: the mean of the middle 50% of the
 seeds' values, rliable's ``aggregate_iqm``) with a 95% stratified-bootstrap confidence interval
@@ -10,15 +10,23 @@ along training), one figure per value of the axes other than family and dataset.
 
 Scores: evaluate, the final MSE and R^2 on the training, test and probe rewards; optimize, the
 final return under the original reward and the mean return over the run's test rewards.
+
+A grid run by several specs into several folders (``results/ope-*``) is reported as one with
+``--out``: the folders' cells in one table and one set of figures, and a ``sweep.json`` in
+``--out`` that joins their manifests (the runs' paths relative to it, or copied into it with
+``--copy-runs``), so ``resolvent report OUT`` draws it again. A cell's intervals are drawn with
+the cells of its own folder (its manifest's ``group``), as that folder's own report draws them:
+one cell, one interval, in every report that holds it.
 """
 from __future__ import annotations
 
 import csv
 import io
 import json
+import os
 import shutil
 import warnings
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +83,7 @@ class Cell:
     runs: list[Path]              # the finished ones
     configs: list[dict]           # their config.json
     results: list[dict]           # their results.json
+    group: str = ""               # the sweep folder it came from, in a joined report ("": its own)
 
     @property
     def methods(self) -> list[str]:
@@ -94,7 +103,8 @@ def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
     manifest = json.loads(path.read_text())
     cells: dict[str, Cell] = {}
     for entry in manifest["runs"]:
-        cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], []))
+        cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], [],
+                                                    entry.get("group", "")))
         cell.expected += 1
         run = RunDir(root / entry["path"])
         res_path = run.path / "results.json"
@@ -150,7 +160,20 @@ class Row:
 
 
 def table(task: str, cells: list[Cell], reps: int = 2000, seed: int = 0) -> list[Row]:
-    """IQM and 95% interval of every metric, per cell and method, over the finished seeds."""
+    """IQM and 95% interval of every metric, per cell and method, over the finished seeds; the
+    intervals of one ``group``'s cells drawn together (as its folder's own report draws them)."""
+    by_group = defaultdict(list)
+    for cell in cells:
+        by_group[cell.group].append(cell)
+    rows = {}
+    for members in by_group.values():
+        for row in group_table(task, members, reps, seed):
+            rows.setdefault(row.cell.name, []).append(row)
+    return [row for cell in cells for row in rows[cell.name]]
+
+
+def group_table(task: str, cells: list[Cell], reps: int, seed: int) -> list[Row]:
+    """``table`` of the cells of one group: their intervals from one bootstrap."""
     scores, counts = {}, {}
     for i, cell in enumerate(cells):
         for method in cell.methods:
@@ -292,9 +315,11 @@ def figure_opi(cells: list[Cell], path: Path, title: str, reps: int, seed: int) 
     return save_figure(fig, path)
 
 
-def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path) -> None:
-    """``sweep.json`` and every finished run's small files, in the same layout, into ``out``."""
-    shutil.copyfile(sweep_dir / "sweep.json", out / "sweep.json")
+def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = True) -> None:
+    """``sweep.json`` (with ``manifest``) and every finished run's small files, in the same layout,
+    into ``out``."""
+    if manifest:
+        shutil.copyfile(sweep_dir / "sweep.json", out / "sweep.json")
     for cell in cells:
         for run in cell.runs:
             dest = out / run.relative_to(sweep_dir)
@@ -303,27 +328,69 @@ def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path) -> None:
                 shutil.copyfile(run / name, dest / name)
 
 
-def report(sweep_dir: str | Path, out: str | Path | None = None, reps: int = 2000, seed: int = 0,
+def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
+    """One manifest for the runs of several sweep folders, in ``out``: each run's path relative to
+    ``out`` (or as it will be copied into it), its folder its ``group``."""
+    manifests = [json.loads((d / "sweep.json").read_text()) for d in dirs]
+    runs = [{**r, "path": r["path"] if copy else os.path.relpath(d / r["path"], out),
+             "group": os.path.relpath(d, out)} for d, m in zip(dirs, manifests) for r in m["runs"]]
+    twice = sorted(p for p, k in Counter(r["path"] for r in runs).items() if k > 1)
+    if twice:
+        raise ValueError(f"the sweep folders hold runs at the same paths ({twice[:3]}): copied into one "
+                         f"--out they would overwrite each other; report them without --copy-runs")
+    return {"task": manifests[0]["task"], "joined": [os.path.relpath(d, out) for d in dirs], "runs": runs}
+
+
+def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: int = 2000, seed: int = 0,
            copy: bool = False) -> dict[str, Path]:
     """Write ``report.md``, ``report.csv`` and the figures of a sweep into ``out`` [the sweep
     folder]; with ``copy``, also every finished run's small files (so the report can be drawn
-    again from ``out``). Returns what was written, by name."""
-    sweep_dir = Path(sweep_dir)
-    out = Path(out) if out is not None else sweep_dir
-    task, cells = read_sweep(sweep_dir)
+    again from ``out``). Several sweep folders (one grid run by several specs) are reported as one
+    into an ``out`` of their own, with a ``sweep.json`` there that joins their manifests. Returns
+    what was written, by name."""
+    dirs = [Path(d) for d in ([sweep_dirs] if isinstance(sweep_dirs, (str, Path)) else sweep_dirs)]
+    if not dirs:
+        raise ValueError("no sweep folder to report")
+    if len(dirs) > 1 and (out is None or Path(out).resolve() in {d.resolve() for d in dirs}):
+        raise ValueError("several sweep folders are reported into an --out folder of their own")
+    out = Path(out) if out is not None else dirs[0]
+    if len(dirs) > 1:
+        joined = [str(d) for d in dirs if "joined" in json.loads((d / "sweep.json").read_text())]
+        if joined:
+            raise ValueError(f"{', '.join(joined)} already joins several sweep folders: report those instead")
+    read = [read_sweep(d) for d in dirs]
+    tasks = sorted({task for task, _ in read})
+    if len(tasks) > 1:
+        raise ValueError(f"the sweep folders hold runs of different tasks ({', '.join(tasks)}): report them apart")
+    task = tasks[0]
+    if len(dirs) > 1:
+        for d, (_, cells) in zip(dirs, read):
+            for c in cells:
+                c.group = str(d)
+    cells = [c for _, cs in read for c in cs]
+    twice = sorted(n for n, k in Counter(c.name for c in cells).items() if k > 1)
+    if twice:
+        raise ValueError(f"cells {twice} are in more than one of the sweep folders: report them apart")
     if not any(c.runs for c in cells):
-        raise FileNotFoundError(f"{sweep_dir}: no finished run yet")
+        raise FileNotFoundError(f"{', '.join(map(str, dirs))}: no finished run yet")
     out.mkdir(parents=True, exist_ok=True)
     rows = table(task, cells, reps, seed)
     written = {"report.md": out / "report.md", "report.csv": out / "report.csv"}
     atomic_write_bytes(written["report.md"], markdown(task, rows, reps).encode())
     atomic_write_bytes(written["report.csv"], csv_text(task, rows).encode())
     name, draw = ("ope", figure_ope) if task == "evaluate" else ("opi", figure_opi)
+    title = dirs[0].name if len(dirs) == 1 else out.name
     for key, members in groups(cells).items():
         fname = f"{name}-{key}.png" if key else f"{name}.png"
-        written[fname] = draw(members, out / fname, f"{sweep_dir.name} {key}".strip(), reps, seed)
-    if copy and out.resolve() != sweep_dir.resolve():
-        copy_runs(sweep_dir, cells, out)
+        written[fname] = draw(members, out / fname, f"{title} {key}".strip(), reps, seed)
+    if len(dirs) > 1:
+        manifest = joined_manifest(dirs, out, copy)
+        if copy:
+            for d, (_, cs) in zip(dirs, read):
+                copy_runs(d, cs, out, manifest=False)
+        atomic_write_bytes(out / "sweep.json", (json.dumps(manifest, indent=2) + "\n").encode())
+    elif copy and out.resolve() != dirs[0].resolve():
+        copy_runs(dirs[0], cells, out)
     return written
 
 

@@ -5,6 +5,7 @@ import csv
 import dataclasses
 import json
 import os
+import shutil
 import signal
 import threading
 import time
@@ -131,6 +132,36 @@ def test_report_of_the_sweep(killed, tmp_path):
     assert again["report.csv"].read_text() == written["report.csv"].read_text()
     # and count as finished runs: a sweep over them (another session's folder) skips them
     assert [run_state(r) for r in parse_spec(SPEC, out=tmp_path).runs] == ["done", "done"]
+
+
+def test_several_sweep_folders_are_reported_as_one(killed, tmp_path):
+    """A grid run into several folders: one table whose rows are each folder's own report's, to the
+    digit, and a joined sweep.json in --out that draws it again (runs in place, or copied)."""
+    a = killed["root"] / "killed"
+    b = tmp_path / "b"
+    shutil.copytree(a / "run", b / "other")                     # the same runs as another cell
+    manifest = json.loads((a / "sweep.json").read_text())
+    manifest["runs"] = [{**r, "cell": "other", "path": r["path"].replace("run/", "other/")} for r in manifest["runs"]]
+    (b / "sweep.json").write_text(json.dumps(manifest))
+    own = [report(d, tmp_path / f"own-{d.name}", reps=300)["report.csv"].read_text().splitlines() for d in (a, b)]
+    joined = report([a, b], tmp_path / "grid", reps=300)
+    lines = joined["report.csv"].read_text().splitlines()
+    assert lines == own[0] + own[1][1:] and set(joined) == {"report.md", "report.csv", "ope.png"}
+    again = report(tmp_path / "grid", tmp_path / "again", reps=300)             # from the joined manifest
+    assert again["report.csv"].read_text().splitlines() == lines
+    copied = report([a, b], tmp_path / "copied", reps=300, copy=True)
+    assert (tmp_path / "copied" / "other" / "seed-1" / "results.json").is_file()
+    assert report(tmp_path / "copied", reps=300)["report.csv"].read_text() == copied["report.csv"].read_text()
+    with pytest.raises(ValueError, match="an --out folder of their own"):
+        report([a, b], reps=300)
+    with pytest.raises(ValueError, match=r"cells \['run'\] are in more than one"):
+        report([a, shutil.copytree(a, tmp_path / "twin")], tmp_path / "x", reps=300)
+    with pytest.raises(ValueError, match="already joins several sweep folders"):
+        report([tmp_path / "grid", b], tmp_path / "x", reps=300)
+    (tmp_path / "opt").mkdir()
+    (tmp_path / "opt" / "sweep.json").write_text(json.dumps({"task": "optimize", "runs": []}))
+    res = CliRunner().invoke(main, ["report", str(a), str(tmp_path / "opt"), "--out", str(tmp_path / "x")])
+    assert res.exit_code == 2 and "different tasks (evaluate, optimize)" in res.output
 
 
 def test_cli_dry_run_and_report(killed, tmp_path):
