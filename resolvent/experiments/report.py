@@ -373,6 +373,7 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
         raise ValueError(f"cells {twice} are in more than one of the sweep folders: report them apart")
     if not any(c.runs for c in cells):
         raise FileNotFoundError(f"{', '.join(map(str, dirs))}: no finished run yet")
+    manifest = joined_manifest(dirs, out, copy) if len(dirs) > 1 else None    # its errors before any writing
     out.mkdir(parents=True, exist_ok=True)
     rows = table(task, cells, reps, seed)
     written = {"report.md": out / "report.md", "report.csv": out / "report.csv"}
@@ -383,8 +384,7 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
     for key, members in groups(cells).items():
         fname = f"{name}-{key}.png" if key else f"{name}.png"
         written[fname] = draw(members, out / fname, f"{title} {key}".strip(), reps, seed)
-    if len(dirs) > 1:
-        manifest = joined_manifest(dirs, out, copy)
+    if manifest is not None:
         if copy:
             for d, (_, cs) in zip(dirs, read):
                 copy_runs(d, cs, out, manifest=False)
