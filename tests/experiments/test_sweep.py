@@ -158,6 +158,11 @@ def test_several_sweep_folders_are_reported_as_one(killed, tmp_path):
         report([a, shutil.copytree(a, tmp_path / "twin")], tmp_path / "x", reps=300)
     with pytest.raises(ValueError, match="already joins several sweep folders"):
         report([tmp_path / "grid", b], tmp_path / "x", reps=300)
+    c = shutil.copytree(b, tmp_path / "c")                          # b's run paths, under another cell name
+    (c / "sweep.json").write_text(json.dumps({**manifest, "runs": [{**r, "cell": "third"} for r in manifest["runs"]]}))
+    with pytest.raises(ValueError, match="runs at the same paths"):
+        report([b, c], tmp_path / "clash", reps=300, copy=True)
+    assert not (tmp_path / "clash").exists()                         # refused before anything was written
     (tmp_path / "opt").mkdir()
     (tmp_path / "opt" / "sweep.json").write_text(json.dumps({"task": "optimize", "runs": []}))
     res = CliRunner().invoke(main, ["report", str(a), str(tmp_path / "opt"), "--out", str(tmp_path / "x")])
