@@ -275,6 +275,12 @@ def test_iqm_of_known_arrays():
     scores = rng.normal(size=(10, 1, 7))                          # (runs, tasks, steps)
     assert iqm(scores) == pytest.approx([metrics.aggregate_iqm(scores[..., t]) for t in range(7)])
     assert iqm(scores) == pytest.approx(scipy.stats.trim_mean(scores[:, 0], 0.25, axis=0))
+    for runs in (1, 2, 3, 7, 10, 33):                             # SciPy's trimmed mean to the bit
+        y = rng.normal(size=(runs, 1, 5)) * 1e3
+        assert np.array_equal(iqm(y), scipy.stats.trim_mean(y[:, 0], 0.25, axis=0))
+    y = rng.normal(size=(10, 1, 3))
+    y[4, 0, 1] = np.nan
+    assert np.array_equal(np.isnan(iqm(y)), [False, True, False])  # a NaN propagates, as in SciPy
     const = interval_estimates({"c": np.full((5, 1), 3.0)}, reps=200)["c"]
     assert [float(v[0]) for v in const] == [3.0, 3.0, 3.0]
     (mid, lo, hi), = interval_estimates({"x": x}, reps=2000).values()
