@@ -7,6 +7,8 @@ import json
 import os
 import shutil
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -236,6 +238,16 @@ def test_every_committed_report_can_be_made_again(folder):
     listed = {r["path"] for r in json.loads((RESULTS / folder / "sweep.json").read_text())["runs"]}
     held = {str(p.parent.relative_to(RESULTS / folder)) for p in (RESULTS / folder).glob("*/seed-*/results.json")}
     assert held <= listed and any((RESULTS / folder / p / "results.json").is_file() for p in listed)
+
+
+def test_the_ope_grid_table_is_made_from_the_joined_report():
+    """results/ope/table.py: a row per family, dataset and preset of the grid, every network's test
+    MSE in it, each row's lowest in bold."""
+    out = subprocess.run([sys.executable, str(RESULTS / "ope" / "table.py")], capture_output=True, text=True,
+                         check=True).stdout.splitlines()
+    rows = out[2:]
+    assert len(rows) == 18 and all(r.count("[") == 4 and r.count("**") == 2 for r in rows)
+    assert rows[0].startswith("| pendulum-angle / replay | paper | 10 |")
 
 
 def test_a_folder_of_another_configuration_is_refused(tmp_path):
