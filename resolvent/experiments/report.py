@@ -346,6 +346,27 @@ def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
     return {"task": manifests[0]["task"], "joined": [os.path.relpath(d, out) for d in dirs], "runs": runs}
 
 
+def read_sweeps(dirs: list[Path]) -> tuple[str, list[list[Cell]]]:
+    """The task and every folder's cells, for one report: the folders hold runs of one task, no cell
+    is in two of them, none already joins others; with several, each cell's ``group`` is its folder."""
+    if len(dirs) > 1:
+        joined = [str(d) for d in dirs if "joined" in json.loads((d / "sweep.json").read_text())]
+        if joined:
+            raise ValueError(f"{', '.join(joined)} already joins several sweep folders: report those instead")
+    read = [read_sweep(d) for d in dirs]
+    tasks = sorted({task for task, _ in read})
+    if len(tasks) > 1:
+        raise ValueError(f"the sweep folders hold runs of different tasks ({', '.join(tasks)}): report them apart")
+    twice = sorted(n for n, k in Counter(c.name for _, cells in read for c in cells).items() if k > 1)
+    if twice:
+        raise ValueError(f"cells {twice} are in more than one of the sweep folders: report them apart")
+    if len(dirs) > 1:
+        for d, (_, cells) in zip(dirs, read):
+            for c in cells:
+                c.group = str(d)
+    return tasks[0], [cells for _, cells in read]
+
+
 def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: int = 2000, seed: int = 0,
            copy: bool = False) -> dict[str, Path]:
     """Write ``report.md``, ``report.csv`` and the figures of a sweep into ``out`` [the sweep
@@ -359,23 +380,8 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
     if len(dirs) > 1 and (out is None or Path(out).resolve() in {d.resolve() for d in dirs}):
         raise ValueError("several sweep folders are reported into an --out folder of their own")
     out = Path(out) if out is not None else dirs[0]
-    if len(dirs) > 1:
-        joined = [str(d) for d in dirs if "joined" in json.loads((d / "sweep.json").read_text())]
-        if joined:
-            raise ValueError(f"{', '.join(joined)} already joins several sweep folders: report those instead")
-    read = [read_sweep(d) for d in dirs]
-    tasks = sorted({task for task, _ in read})
-    if len(tasks) > 1:
-        raise ValueError(f"the sweep folders hold runs of different tasks ({', '.join(tasks)}): report them apart")
-    task = tasks[0]
-    if len(dirs) > 1:
-        for d, (_, cells) in zip(dirs, read):
-            for c in cells:
-                c.group = str(d)
-    cells = [c for _, cs in read for c in cs]
-    twice = sorted(n for n, k in Counter(c.name for c in cells).items() if k > 1)
-    if twice:
-        raise ValueError(f"cells {twice} are in more than one of the sweep folders: report them apart")
+    task, read = read_sweeps(dirs)
+    cells = [c for cs in read for c in cs]
     if not any(c.runs for c in cells):
         raise FileNotFoundError(f"{', '.join(map(str, dirs))}: no finished run yet")
     manifest = joined_manifest(dirs, out, copy) if len(dirs) > 1 else None    # its errors before any writing
@@ -391,7 +397,7 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
         written[fname] = draw(members, out / fname, f"{title} {key}".strip(), reps, seed)
     if manifest is not None:
         if copy:
-            for d, (_, cs) in zip(dirs, read):
+            for d, cs in zip(dirs, read):
                 copy_runs(d, cs, out, manifest=False)
         atomic_write_bytes(out / "sweep.json", (json.dumps(manifest, indent=2) + "\n").encode())
     elif copy and out.resolve() != dirs[0].resolve():
