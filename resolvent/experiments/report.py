@@ -99,13 +99,18 @@ class Cell:
         return self.configs[0].get(key) or "-"
 
 
+def load_manifest(sweep_dir: str | Path) -> dict:
+    """A sweep folder's ``sweep.json``, or one error naming the folder that has none."""
+    path = Path(sweep_dir) / "sweep.json"
+    if not path.is_file():
+        raise FileNotFoundError(f"{sweep_dir} has no sweep.json: not a sweep folder (`resolvent sweep SPEC` makes one)")
+    return json.loads(path.read_text())
+
+
 def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
     """The task and cells of a sweep folder (its ``sweep.json``), with their finished runs."""
     root = Path(sweep_dir)
-    path = root / "sweep.json"
-    if not path.is_file():
-        raise FileNotFoundError(f"{root} has no sweep.json: not a sweep folder (`resolvent sweep SPEC` makes one)")
-    manifest = json.loads(path.read_text())
+    manifest = load_manifest(root)
     cells: dict[str, Cell] = {}
     for entry in manifest["runs"]:
         cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], [],
@@ -336,7 +341,7 @@ def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = Tr
 def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
     """One manifest for the runs of several sweep folders, in ``out``: each run's path relative to
     ``out`` (or as it will be copied into it), its folder its ``group``."""
-    manifests = [json.loads((d / "sweep.json").read_text()) for d in dirs]
+    manifests = [load_manifest(d) for d in dirs]
     runs = [{**r, "path": r["path"] if copy else os.path.relpath(d / r["path"], out),
              "group": os.path.relpath(d, out)} for d, m in zip(dirs, manifests) for r in m["runs"]]
     twice = sorted(p for p, k in Counter(r["path"] for r in runs).items() if k > 1)
@@ -350,7 +355,7 @@ def read_sweeps(dirs: list[Path]) -> tuple[str, list[list[Cell]]]:
     """The task and every folder's cells, for one report: the folders hold runs of one task, no cell
     is in two of them, none already joins others; with several, each cell's ``group`` is its folder."""
     if len(dirs) > 1:
-        joined = [str(d) for d in dirs if "joined" in json.loads((d / "sweep.json").read_text())]
+        joined = [str(d) for d in dirs if "joined" in load_manifest(d)]
         if joined:
             raise ValueError(f"{', '.join(joined)} already joins several sweep folders: report those instead")
     read = [read_sweep(d) for d in dirs]

@@ -160,6 +160,9 @@ def test_several_sweep_folders_are_reported_as_one(killed, tmp_path):
         report([a, shutil.copytree(a, tmp_path / "twin")], tmp_path / "x", reps=300)
     with pytest.raises(ValueError, match="already joins several sweep folders"):
         report([tmp_path / "grid", b], tmp_path / "x", reps=300)
+    (tmp_path / "bare").mkdir()
+    with pytest.raises(FileNotFoundError, match="bare has no sweep.json: not a sweep folder"):
+        report([a, tmp_path / "bare"], tmp_path / "x", reps=300)
     c = shutil.copytree(b, tmp_path / "c")                          # b's run paths, under another cell name
     (c / "sweep.json").write_text(json.dumps({**manifest, "runs": [{**r, "cell": "third"} for r in manifest["runs"]]}))
     with pytest.raises(ValueError, match="runs at the same paths"):
