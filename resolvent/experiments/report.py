@@ -14,13 +14,14 @@ final return under the original reward and the mean return over the run's test r
 A grid run by several specs into several folders (``results/ope-*``) is reported as one with
 ``--out``: the folders' cells in one table and one set of figures, and a ``sweep.json`` in
 ``--out`` that joins their manifests (the runs' paths relative to it, or copied into it with
-``--copy-runs``), so ``resolvent report OUT`` draws it again. A cell's intervals are drawn with
-the cells of its own folder (its manifest's ``group``), as that folder's own report draws them:
-one cell, one interval, in every report that holds it.
+``--copy-runs``), so ``resolvent report OUT`` draws it again. Each interval's bootstrap is seeded
+from its cell, method and metric's names: one cell, one interval, in every report that holds it,
+whatever else is reported beside it.
 """
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import os
@@ -62,20 +63,29 @@ def iqm(scores: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(x).any(0), np.nan, mean)
 
 
+def key_seed(seed: int, key: str) -> int:
+    """The bootstrap seed of one score's key: from ``seed`` and the key's name (a stable digest, not
+    Python's salted ``hash``), so an interval does not depend on what else is reported beside it."""
+    return int.from_bytes(hashlib.sha256(f"{seed}/{key}".encode()).digest()[:4], "little")
+
+
 def interval_estimates(scores: dict[str, np.ndarray], reps: int = 2000, seed: int = 0) -> dict[str, tuple]:
     """key -> (IQM, CI low, CI high), arrays over the trailing axis, for (runs, tasks, ...) scores:
-    rliable's percentile intervals (95%) from a stratified bootstrap of ``reps`` samples."""
-    if not scores:
-        return {}
+    rliable's percentile intervals (95%) from a stratified bootstrap of ``reps`` samples, each key's
+    own, seeded from ``seed`` and the key (``key_seed``)."""
     outer = np.random.get_state()   # rliable 1.2 draws its resamples from NumPy's global generator
-    np.random.seed(seed)            # (its random_state does not reach them): seeded here, then restored
+    out = {}
     try:
         with warnings.catch_warnings():   # rliable hands arch its RandomState the way arch deprecates
             warnings.simplefilter("ignore", FutureWarning)
-            point, ci = rly.get_interval_estimates(scores, iqm, reps=reps, random_state=np.random.RandomState(seed))
+            for key, values in scores.items():
+                np.random.seed(key_seed(seed, key))   # (its random_state does not reach them): seeded here
+                point, ci = rly.get_interval_estimates({key: values}, iqm, reps=reps,
+                                                       random_state=np.random.RandomState(key_seed(seed, key)))
+                out[key] = (point[key], ci[key][0], ci[key][1])
     finally:
-        np.random.set_state(outer)
-    return {k: (point[k], ci[k][0], ci[k][1]) for k in scores}
+        np.random.set_state(outer)      # then restored
+    return out
 
 
 @dataclass
@@ -88,7 +98,6 @@ class Cell:
     runs: list[Path]              # the finished ones
     configs: list[dict]           # their config.json
     results: list[dict]           # their results.json
-    group: str = ""               # the sweep folder it came from, in a joined report ("": its own)
 
     @property
     def methods(self) -> list[str]:
@@ -113,8 +122,7 @@ def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
     manifest = load_manifest(root)
     cells: dict[str, Cell] = {}
     for entry in manifest["runs"]:
-        cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], [],
-                                                    entry.get("group", "")))
+        cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], []))
         cell.expected += 1
         run = RunDir(root / entry["path"])
         res_path = run.path / "results.json"
@@ -170,35 +178,23 @@ class Row:
 
 
 def table(task: str, cells: list[Cell], reps: int = 2000, seed: int = 0) -> list[Row]:
-    """IQM and 95% interval of every metric, per cell and method, over the finished seeds; the
-    intervals of one ``group``'s cells drawn together (as its folder's own report draws them)."""
-    by_group = defaultdict(list)
-    for cell in cells:
-        by_group[cell.group].append(cell)
-    rows = {}
-    for members in by_group.values():
-        for row in group_table(task, members, reps, seed):
-            rows.setdefault(row.cell.name, []).append(row)
-    return [row for cell in cells for row in rows[cell.name]]
-
-
-def group_table(task: str, cells: list[Cell], reps: int, seed: int) -> list[Row]:
-    """``table`` of the cells of one group: their intervals from one bootstrap."""
+    """IQM and 95% interval of every metric, per cell and method, over the finished seeds; each
+    interval drawn from its cell, method and metric's own seed, the same in every report."""
     scores, counts = {}, {}
-    for i, cell in enumerate(cells):
+    for cell in cells:
         for method in cell.methods:
             for metric in METRICS[task]:
                 vals = [v for res in cell.results for v in final_scores(task, res["methods"][method], metric)]
                 if vals:
-                    scores[(i, method, metric)] = np.array(vals)[:, None]        # (runs, 1 task)
-                    counts[(i, method)] = len(vals)
-    est = interval_estimates({"|".join(map(str, k)): v for k, v in scores.items()}, reps, seed)
+                    scores[f"{cell.name}|{method}|{metric}"] = np.array(vals)[:, None]        # (runs, 1 task)
+                    counts[(cell.name, method)] = len(vals)
+    est = interval_estimates(scores, reps, seed)
     rows = []
-    for i, cell in enumerate(cells):
+    for cell in cells:
         for method in cell.methods or ["-"]:
-            values = {metric: tuple(float(x[0]) for x in est[f"{i}|{method}|{metric}"])
-                      for metric in METRICS[task] if (i, method, metric) in scores}
-            rows.append(Row(cell, method, counts.get((i, method), 0), values))
+            values = {metric: tuple(float(x[0]) for x in est[key]) for metric in METRICS[task]
+                      if (key := f"{cell.name}|{method}|{metric}") in est}
+            rows.append(Row(cell, method, counts.get((cell.name, method), 0), values))
     return rows
 
 
@@ -268,9 +264,9 @@ def panel_curves(task: str, cells: list[Cell], metric: str, reps: int, seed: int
         for method in cell.methods:
             got = curve_scores(task, cell, method, metric)
             if got is not None:
-                steps[(i, method)], scores[f"{i}|{method}"] = got
+                steps[(i, method)], scores[f"{cell.name}|{method}|{metric}"] = got
     est = interval_estimates(scores, reps, seed)
-    return {k: (steps[k], est[f"{k[0]}|{k[1]}"]) for k in steps}
+    return {(i, m): (steps[(i, m)], est[f"{cells[i].name}|{m}|{metric}"]) for i, m in steps}
 
 
 def order(cells: list[Cell]) -> tuple[list[str], list[str]]:
@@ -340,10 +336,10 @@ def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = Tr
 
 def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
     """One manifest for the runs of several sweep folders, in ``out``: each run's path relative to
-    ``out`` (or as it will be copied into it), its folder its ``group``."""
+    ``out`` (or as it will be copied into it)."""
     manifests = [load_manifest(d) for d in dirs]
-    runs = [{**r, "path": r["path"] if copy else os.path.relpath(d / r["path"], out),
-             "group": os.path.relpath(d, out)} for d, m in zip(dirs, manifests) for r in m["runs"]]
+    runs = [{**r, "path": r["path"] if copy else os.path.relpath(d / r["path"], out)}
+            for d, m in zip(dirs, manifests) for r in m["runs"]]
     twice = sorted(p for p, k in Counter(r["path"] for r in runs).items() if k > 1)
     if twice:
         raise ValueError(f"the sweep folders hold runs at the same paths ({twice[:3]}): copied into one "
@@ -353,7 +349,7 @@ def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
 
 def read_sweeps(dirs: list[Path]) -> tuple[str, list[list[Cell]]]:
     """The task and every folder's cells, for one report: the folders hold runs of one task, no cell
-    is in two of them, none already joins others; with several, each cell's ``group`` is its folder."""
+    is in two of them, none already joins others."""
     if len(dirs) > 1:
         joined = [str(d) for d in dirs if "joined" in load_manifest(d)]
         if joined:
@@ -365,10 +361,6 @@ def read_sweeps(dirs: list[Path]) -> tuple[str, list[list[Cell]]]:
     twice = sorted(n for n, k in Counter(c.name for _, cells in read for c in cells).items() if k > 1)
     if twice:
         raise ValueError(f"cells {twice} are in more than one of the sweep folders: report them apart")
-    if len(dirs) > 1:
-        for d, (_, cells) in zip(dirs, read):
-            for c in cells:
-                c.group = str(d)
     return tasks[0], [cells for _, cells in read]
 
 

@@ -303,6 +303,10 @@ def test_iqm_of_known_arrays():
     assert mid[0] == pytest.approx(4.5) and 1.0 <= lo[0] < 4.5 < hi[0] <= 8.0
     again = interval_estimates({"x": x}, reps=2000)["x"]
     assert float(again[1][0]) == float(lo[0]) and float(again[2][0]) == float(hi[0])   # seeded: the same
+    beside = interval_estimates({"y": -x, "x": x}, reps=2000)["x"]             # each key its own seed: its
+    assert float(beside[1][0]) == float(lo[0]) and float(beside[2][0]) == float(hi[0])   # interval, whatever is beside
+    renamed = interval_estimates({"z": x}, reps=2000)["z"]                        # a draw of another name
+    assert (float(renamed[1][0]), float(renamed[2][0])) != (float(lo[0]), float(hi[0]))
     curve = interval_estimates({"s": scores}, reps=500)["s"]
     assert curve[0].shape == curve[1].shape == (7,) and np.all(curve[1] <= curve[0]) and np.all(curve[0] <= curve[2])
 
