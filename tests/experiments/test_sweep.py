@@ -253,6 +253,16 @@ def test_the_ope_grid_table_is_made_from_the_joined_report():
     assert rows[0].startswith("| pendulum-angle / replay | paper | 10 |")
 
 
+def test_the_ten_seed_status_in_results_readme_is_the_committed_one():
+    """results/status.py: every cell of the 10-seed grids, counted from the committed runs; the table
+    results/README.md shows is what it prints today (a seed committed since updates both)."""
+    out = subprocess.run([sys.executable, str(RESULTS / "status.py")], capture_output=True, text=True,
+                         check=True).stdout
+    assert out in (RESULTS / "README.md").read_text()
+    rows = out.splitlines()[2:]
+    assert len(rows) == 9 and rows[0].split(" | ")[3] == "6 of 6"     # the OPE grid: 18 cells at 10 seeds
+
+
 def test_a_folder_of_another_configuration_is_refused(tmp_path):
     run = parse_spec(SPEC, out=tmp_path).runs[0]
     RunDir(run.path).write_json("config.json", {**run.config.to_dict(), "steps": 4000})

@@ -1,0 +1,96 @@
+"""Where the 10-seed grids stand: per grid spec, the cells whose seeds are all committed under
+results/ and the cells not yet (finished / in the spec), read from the committed sweep folders.
+
+    python results/status.py            # the table at the top of results/README.md
+    python results/status.py --write    # and put it there (after committing a seed)
+
+A seed counts when a committed folder holds its finished run (``config.json``, ``results.json``)
+for the same cell, seed, methods and steps as the spec's. The minutes are the median of the
+finished seeds' training time, summed over their methods, on this 2-core CPU with other work
+beside it (a rough guide to what the rest costs).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from statistics import median
+
+from resolvent.experiments.report import read_sweep
+from resolvent.experiments.sweep import load_spec
+
+RESULTS = Path(__file__).resolve().parent
+GRIDS = {"ope.toml": "OPE, the paper's four networks under both presets",
+         "opi.toml": "control (OPI), operator DQN / BCQ, max-out and vanilla",
+         "ope-operators.toml": "OPE, the default's operators (favor, fb) and their expansions"}
+MATCH = ("family", "dataset", "preset", "methods", "steps")    # what makes a committed run the spec's
+
+
+def committed() -> dict[tuple, tuple[dict, dict, Path]]:
+    """(task, cell, seed) -> (config, results, folder) of every finished run committed under
+    results/ (in folders that hold their own runs, not in those joining others)."""
+    runs = {}
+    for manifest in sorted(RESULTS.glob("*/sweep.json")):
+        if "joined" in json.loads(manifest.read_text()):
+            continue
+        task, cells = read_sweep(manifest.parent)
+        for cell in cells:
+            for cfg, res in zip(cell.configs, cell.results):
+                runs.setdefault((task, cell.name, cfg["seed"]), (cfg, res, manifest.parent))
+    return runs
+
+
+def minutes(res: dict) -> float:
+    """A finished run's training time, summed over its methods."""
+    return sum(m.get("seconds", 0.0) for m in res["methods"].values()) / 60
+
+
+def rows() -> list[list[str]]:
+    runs = committed()
+    out = []
+    for spec, what in GRIDS.items():
+        sweep = load_spec(RESULTS / spec)
+        families: dict[str, dict[str, list]] = {}
+        for run in sweep.runs:
+            want = run.config.to_dict()
+            got = runs.get((sweep.task, run.cell, run.seed))
+            same = got is not None and all(json.dumps(got[0].get(k)) == json.dumps(want.get(k)) for k in MATCH)
+            label = " ".join(str(v) for k, v in run.values.items() if k != "family") or want["dataset"]
+            families.setdefault(want["family"], {}).setdefault(label, []).append(got if same else None)
+        for family, cells in families.items():
+            done = [c for c, seeds in cells.items() if all(seeds)]
+            rest = [f"{c} ({sum(map(bool, seeds))}/{len(seeds)})" for c, seeds in cells.items() if not all(seeds)]
+            got = [g for seeds in cells.values() for g in seeds if g]
+            folders = sorted({f"[`{g[2].name}/`]({g[2].name}/)" for g in got})
+            first = family == next(iter(families))
+            out.append([f"[`{spec}`]({spec})" if first else "", what if first else "", family,
+                        f"{len(done)} of {len(cells)}", ", ".join(done) or "-",
+                        ", ".join(rest) or "-", f"{median(minutes(g[1]) for g in got):.0f}" if got else "-",
+                        ", ".join(folders) or "-"])
+    return out
+
+
+def table() -> str:
+    head = ["spec", "grid", "family", "cells with 10 seeds", "those cells", "not yet (seeds committed)",
+            "minutes a seed here", "committed in"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows()]) + "\n"
+
+
+def write(readme: Path = RESULTS / "README.md") -> None:
+    """Replace the table in ``readme`` (its header line to the first blank line) by today's."""
+    text, new = readme.read_text(), table()
+    start = text.index(new.splitlines()[0])
+    end = text.index("\n\n", start) + 1
+    readme.write_text(text[:start] + new + text[end:])
+
+
+def main() -> None:
+    if sys.argv[1:] == ["--write"]:
+        write()
+    else:
+        print(table(), end="")
+
+
+if __name__ == "__main__":
+    main()
