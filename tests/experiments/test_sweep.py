@@ -5,6 +5,7 @@ import csv
 import dataclasses
 import json
 import os
+import runpy
 import shutil
 import signal
 import subprocess
@@ -253,7 +254,7 @@ def test_the_ope_grid_table_is_made_from_the_joined_report():
     assert rows[0].startswith("| pendulum-angle / replay | paper | 10 |")
 
 
-def test_the_ten_seed_status_in_results_readme_is_the_committed_one():
+def test_the_ten_seed_status_in_results_readme_is_the_committed_one(tmp_path):
     """results/status.py: every cell of the 10-seed grids, counted from the committed runs; the table
     results/README.md shows is what it prints today (a seed committed since updates both)."""
     out = subprocess.run([sys.executable, str(RESULTS / "status.py")], capture_output=True, text=True,
@@ -261,6 +262,11 @@ def test_the_ten_seed_status_in_results_readme_is_the_committed_one():
     assert out in (RESULTS / "README.md").read_text()
     rows = out.splitlines()[2:]
     assert len(rows) == 9 and rows[0].split(" | ")[3] == "6 of 6"     # the OPE grid: 18 cells at 10 seeds
+    stale = tmp_path / "README.md"                                     # --write mends a stale table in place
+    text = (RESULTS / "README.md").read_text()
+    stale.write_text(text.replace(rows[0], rows[0].replace("6 of 6", "5 of 6"), 1))
+    runpy.run_path(str(RESULTS / "status.py"))["write"](stale)
+    assert stale.read_text() == text
 
 
 def test_a_folder_of_another_configuration_is_refused(tmp_path):
