@@ -79,9 +79,10 @@ def interval_estimates(scores: dict[str, np.ndarray], reps: int = 2000, seed: in
         with warnings.catch_warnings():   # rliable hands arch its RandomState the way arch deprecates
             warnings.simplefilter("ignore", FutureWarning)
             for key, values in scores.items():
-                np.random.seed(key_seed(seed, key))   # (its random_state does not reach them): seeded here
+                own = key_seed(seed, key)
+                np.random.seed(own)               # (its random_state does not reach them): seeded here
                 point, ci = rly.get_interval_estimates({key: values}, iqm, reps=reps,
-                                                       random_state=np.random.RandomState(key_seed(seed, key)))
+                                                       random_state=np.random.RandomState(own))
                 out[key] = (point[key], ci[key][0], ci[key][1])
     finally:
         np.random.set_state(outer)      # then restored
