@@ -546,7 +546,9 @@ def sweep(spec, out, address, max_concurrent, retries, dry_run):
               help="where to write [default: SWEEP_DIR; several folders need one of their own]")
 @click.option("--reps", default=2000, show_default=True, help="bootstrap samples of the intervals")
 @click.option("--copy-runs", is_flag=True, help="also copy every finished run's config, metrics and results to --out")
-def report(sweep_dirs, out, reps, copy_runs):
+@click.option("--cells", multiple=True, metavar="PATTERN",
+              help="only the cells whose names match (shell-style, e.g. 'ant-dir-*'; repeatable)")
+def report(sweep_dirs, out, reps, copy_runs, cells):
     """IQM over seeds with 95% stratified-bootstrap intervals (rliable), per cell and method:
     report.md, report.csv and the OPE (or OPI) figure with those intervals. Several SWEEP_DIRS
     (one grid run by several specs) make one report in --out, with a sweep.json that joins them."""
@@ -555,7 +557,7 @@ def report(sweep_dirs, out, reps, copy_runs):
     except ImportError as e:
         fail(f"`resolvent report` needs rliable ({e}): pip install 'resolvent[sweep]'")
     try:
-        written = write_report(list(sweep_dirs), out, reps, copy=copy_runs)
+        written = write_report(list(sweep_dirs), out, reps, copy=copy_runs, cells=list(cells))
     except EXPECTED as e:
         fail(str(e))
     click.echo(written["report.md"].read_text())

@@ -21,6 +21,7 @@ whatever else is reported beside it.
 from __future__ import annotations
 
 import csv
+import fnmatch
 import hashlib
 import io
 import json
@@ -323,10 +324,13 @@ def figure_opi(cells: list[Cell], path: Path, title: str, reps: int, seed: int) 
 
 
 def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = True) -> None:
-    """``sweep.json`` (with ``manifest``) and every finished run's small files, in the same layout,
-    into ``out``."""
+    """``sweep.json`` (with ``manifest``: its runs of ``cells``) and every finished run's small
+    files, in the same layout, into ``out``."""
     if manifest:
-        shutil.copyfile(sweep_dir / "sweep.json", out / "sweep.json")
+        m = load_manifest(sweep_dir)
+        names = {c.name for c in cells}
+        m["runs"] = [r for r in m["runs"] if r["cell"] in names]
+        atomic_write_bytes(out / "sweep.json", (json.dumps(m, indent=2) + "\n").encode())
     for cell in cells:
         for run in cell.runs:
             dest = out / run.relative_to(sweep_dir)
@@ -335,12 +339,12 @@ def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = Tr
                 shutil.copyfile(run / name, dest / name)
 
 
-def joined_manifest(dirs: list[Path], out: Path, copy: bool) -> dict:
-    """One manifest for the runs of several sweep folders, in ``out``: each run's path relative to
-    ``out`` (or as it will be copied into it)."""
+def joined_manifest(dirs: list[Path], out: Path, copy: bool, names: set[str]) -> dict:
+    """One manifest for the runs of the cells ``names`` in several sweep folders, in ``out``: each
+    run's path relative to ``out`` (or as it will be copied into it)."""
     manifests = [load_manifest(d) for d in dirs]
     runs = [{**r, "path": r["path"] if copy else os.path.relpath(d / r["path"], out)}
-            for d, m in zip(dirs, manifests) for r in m["runs"]]
+            for d, m in zip(dirs, manifests) for r in m["runs"] if r["cell"] in names]
     twice = sorted(p for p, k in Counter(r["path"] for r in runs).items() if k > 1)
     if twice:
         raise ValueError(f"the sweep folders hold runs at the same paths ({twice[:3]}): copied into one "
@@ -365,13 +369,24 @@ def read_sweeps(dirs: list[Path]) -> tuple[str, list[list[Cell]]]:
     return tasks[0], [cells for _, cells in read]
 
 
+def pick_cells(read: list[list[Cell]], patterns: list[str]) -> list[list[Cell]]:
+    """Every folder's cells whose names match one of ``patterns`` (shell-style: ``ant-dir-*``);
+    one error naming a pattern that matches no cell, and the cells there are."""
+    names = [c.name for cells in read for c in cells]
+    unmatched = [p for p in patterns if not fnmatch.filter(names, p)]
+    if unmatched:
+        raise ValueError(f"no cell matches {', '.join(map(repr, unmatched))}; the cells: {', '.join(names)}")
+    return [[c for c in cells if any(fnmatch.fnmatchcase(c.name, p) for p in patterns)] for cells in read]
+
+
 def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: int = 2000, seed: int = 0,
-           copy: bool = False) -> dict[str, Path]:
+           copy: bool = False, cells: list[str] | None = None) -> dict[str, Path]:
     """Write ``report.md``, ``report.csv`` and the figures of a sweep into ``out`` [the sweep
     folder]; with ``copy``, also every finished run's small files (so the report can be drawn
     again from ``out``). Several sweep folders (one grid run by several specs) are reported as one
-    into an ``out`` of their own, with a ``sweep.json`` there that joins their manifests. Returns
-    what was written, by name."""
+    into an ``out`` of their own, with a ``sweep.json`` there that joins their manifests. With
+    ``cells`` (shell-style patterns), only the cells whose names match, in the report and in the
+    manifest written to ``out``. Returns what was written, by name."""
     dirs = [Path(d) for d in ([sweep_dirs] if isinstance(sweep_dirs, (str, Path)) else sweep_dirs)]
     if not dirs:
         raise ValueError("no sweep folder to report")
@@ -379,18 +394,21 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
         raise ValueError("several sweep folders are reported into an --out folder of their own")
     out = Path(out) if out is not None else dirs[0]
     task, read = read_sweeps(dirs)
-    cells = [c for cs in read for c in cs]
-    if not any(c.runs for c in cells):
+    if cells:
+        read = pick_cells(read, list(cells))
+    picked = [c for cs in read for c in cs]
+    if not any(c.runs for c in picked):
         raise FileNotFoundError(f"{', '.join(map(str, dirs))}: no finished run yet")
-    manifest = joined_manifest(dirs, out, copy) if len(dirs) > 1 else None    # its errors before any writing
+    manifest = (joined_manifest(dirs, out, copy, {c.name for c in picked})     # its errors before any writing
+                if len(dirs) > 1 else None)
     out.mkdir(parents=True, exist_ok=True)
-    rows = table(task, cells, reps, seed)
+    rows = table(task, picked, reps, seed)
     written = {"report.md": out / "report.md", "report.csv": out / "report.csv"}
     atomic_write_bytes(written["report.md"], markdown(task, rows, reps).encode())
     atomic_write_bytes(written["report.csv"], csv_text(task, rows).encode())
     name, draw = ("ope", figure_ope) if task == "evaluate" else ("opi", figure_opi)
     title = dirs[0].name if len(dirs) == 1 else out.name
-    for key, members in groups(cells).items():
+    for key, members in groups(picked).items():
         fname = f"{name}-{key}.png" if key else f"{name}.png"
         written[fname] = draw(members, out / fname, f"{title} {key}".strip(), reps, seed)
     if manifest is not None:
@@ -399,7 +417,7 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
                 copy_runs(d, cs, out, manifest=False)
         atomic_write_bytes(out / "sweep.json", (json.dumps(manifest, indent=2) + "\n").encode())
     elif copy and out.resolve() != dirs[0].resolve():
-        copy_runs(dirs[0], cells, out)
+        copy_runs(dirs[0], picked, out)
     return written
 
 

@@ -227,6 +227,29 @@ def test_spec_rejects_bad_keys_and_values_by_name(spec, message):
 RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 
+def test_some_cells_of_a_folder_are_reported_and_copied_alone(killed, tmp_path):
+    """--cells: a folder holding several cells (runs/opi holds every control cell) reports, and
+    copies into --out with a manifest of their own, only the cells that match."""
+    two = shutil.copytree(killed["root"] / "killed", tmp_path / "two")
+    shutil.copytree(two / "run", two / "other")
+    manifest = json.loads((two / "sweep.json").read_text())
+    manifest["runs"] += [{**r, "cell": "other", "path": r["path"].replace("run/", "other/")} for r in manifest["runs"]]
+    (two / "sweep.json").write_text(json.dumps(manifest))
+    both = report(two, tmp_path / "both", reps=200)["report.csv"].read_text().splitlines()
+    one = report(two, tmp_path / "one", reps=200, copy=True, cells=["oth*"])["report.csv"].read_text().splitlines()
+    assert len(one) - 1 == (len(both) - 1) // 2 and set(one) <= set(both)
+    copied = json.loads((tmp_path / "one" / "sweep.json").read_text())
+    assert {r["cell"] for r in copied["runs"]} == {"other"} and len(copied["runs"]) == 2
+    assert (tmp_path / "one" / "other" / "seed-1" / "results.json").is_file()
+    assert not (tmp_path / "one" / "run").exists()
+    assert report(tmp_path / "one", reps=200)["report.csv"].read_text().splitlines() == one   # drawn again alone
+    with pytest.raises(ValueError, match=r"no cell matches 'nope'; the cells: run, other"):
+        report(two, tmp_path / "x", reps=200, cells=["nope"])
+    assert not (tmp_path / "x").exists()
+    res = CliRunner().invoke(main, ["report", str(two), "--cells", "run", "--out", str(tmp_path / "cli")])
+    assert res.exit_code == 0 and (tmp_path / "cli" / "report.md").is_file()
+
+
 @pytest.mark.parametrize("spec", sorted(p.name for p in RESULTS.glob("*.toml")))
 def test_every_committed_spec_expands(spec, tmp_path):
     """The grids under results/ parse and expand into valid run configurations (nothing runs)."""
