@@ -9,7 +9,9 @@ rewards, MSE along training) or ``opi.png`` (optimize sweeps: return under the o
 along training), one figure per value of the axes other than family and dataset.
 
 Scores: evaluate, the final MSE and R^2 on the training, test and probe rewards; optimize, the
-final return under the original reward and the mean return over the run's test rewards.
+final return under the original reward and the mean return over the run's test rewards. A cell's
+methods are those its runs scored: an operator's expansions (``fb+k400``, ``fb+kauto``) get rows
+of the table too (not lines of the figure: they have no training curve).
 
 A grid run by several specs into several folders (``results/ope-*``) is reported as one with
 ``--out``: the folders' cells in one table and one set of figures, and a ``sweep.json`` in
@@ -103,7 +105,9 @@ class Cell:
 
     @property
     def methods(self) -> list[str]:
-        return list(self.configs[0]["methods"]) if self.configs else []
+        """The methods its finished runs scored, in order: the configuration's, and where a run
+        expands its operators, their expansions (``favor+k400``, ``fb+kauto``, ...)."""
+        return list(dict.fromkeys(m for res in self.results for m in res["methods"]))
 
     def where(self, key: str) -> str:
         """The cell's family or dataset (from its runs' config)."""
@@ -186,7 +190,8 @@ def table(task: str, cells: list[Cell], reps: int = 2000, seed: int = 0) -> list
     for cell in cells:
         for method in cell.methods:
             for metric in METRICS[task]:
-                vals = [v for res in cell.results for v in final_scores(task, res["methods"][method], metric)]
+                vals = [v for res in cell.results if method in res["methods"]
+                        for v in final_scores(task, res["methods"][method], metric)]
                 if vals:
                     scores[f"{cell.name}|{method}|{metric}"] = np.array(vals)[:, None]        # (runs, 1 task)
                     counts[(cell.name, method)] = len(vals)

@@ -24,7 +24,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from resolvent.cli import main
 from resolvent.experiments import RunDir
-from resolvent.experiments.report import interval_estimates, iqm, read_sweep, report
+from resolvent.experiments.report import Cell, interval_estimates, iqm, read_sweep, report, table
 from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep, write_manifest
 
 TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
@@ -348,6 +348,16 @@ def test_iqm_of_known_arrays():
     assert (float(renamed[1][0]), float(renamed[2][0])) != (float(lo[0]), float(hi[0]))
     curve = interval_estimates({"s": scores}, reps=500)["s"]
     assert curve[0].shape == curve[1].shape == (7,) and np.all(curve[1] <= curve[0]) and np.all(curve[0] <= curve[2])
+
+
+def test_a_cell_reports_its_operators_expansions_too():
+    """The methods of a cell are those its runs scored: an operator's expansions (favor+k400,
+    favor+kauto) get rows beside it, over the runs that scored them."""
+    runs = [{"methods": {"favor": {"test_mse": [2.0 + s]}, "favor+k400": {"test_mse": [0.5 + s]},
+                         **({"favor+kauto": {"test_mse": [0.25]}} if s else {})}} for s in range(4)]
+    cell = Cell("c", {"family": "pendulum-angle"}, 4, [], [{"methods": ["favor"]}] * 4, runs)
+    got = {r.method: (r.seeds, r.values["test_mse"][0]) for r in table("evaluate", [cell], reps=100)}
+    assert got == {"favor": (4, 3.5), "favor+k400": (4, 2.0), "favor+kauto": (3, 0.25)}
 
 
 def test_report_of_an_optimize_sweep_draws_the_opi_figure(tmp_path):
