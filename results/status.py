@@ -7,7 +7,8 @@ results/ and the cells not yet (finished / in the spec), read from the committed
 A seed counts when a committed folder holds its finished run (``config.json``, ``results.json``)
 for the same cell, seed, methods and steps as the spec's. The minutes are the median of the
 finished seeds' training time, summed over their methods, on this 2-core CPU with other work
-beside it (a rough guide to what the rest costs).
+beside it (a rough guide to what the rest costs; a run also fits its one-step model, answers its
+expansions and evaluates, which the training time leaves out).
 """
 from __future__ import annotations
 
@@ -40,9 +41,10 @@ def committed() -> dict[tuple, tuple[dict, dict, Path]]:
     return runs
 
 
-def minutes(res: dict) -> float:
-    """A finished run's training time, summed over its methods."""
-    return sum(m.get("seconds", 0.0) for m in res["methods"].values()) / 60
+def minutes(cfg: dict, res: dict) -> float:
+    """A finished run's training time, summed over its configuration's methods (an expansion's
+    entry repeats its operator's)."""
+    return sum(res["methods"][m].get("seconds", 0.0) for m in cfg["methods"] if m in res["methods"]) / 60
 
 
 def rows() -> list[list[str]]:
@@ -65,14 +67,14 @@ def rows() -> list[list[str]]:
             first = family == next(iter(families))
             out.append([f"[`{spec}`]({spec})" if first else "", what if first else "", family,
                         f"{len(done)} of {len(cells)}", ", ".join(done) or "-",
-                        ", ".join(rest) or "-", f"{median(minutes(g[1]) for g in got):.0f}" if got else "-",
+                        ", ".join(rest) or "-", f"{median(minutes(g[0], g[1]) for g in got):.0f}" if got else "-",
                         ", ".join(folders) or "-"])
     return out
 
 
 def table() -> str:
     head = ["spec", "grid", "family", "cells with 10 seeds", "those cells", "not yet (seeds committed)",
-            "minutes a seed here", "committed in"]
+            "training minutes a seed here", "committed in"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     return "\n".join(lines + ["| " + " | ".join(row) + " |" for row in rows()]) + "\n"
 

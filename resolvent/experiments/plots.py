@@ -14,7 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
-from resolvent.experiments.rundir import RunDir  # noqa: E402
+from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
@@ -179,7 +179,7 @@ def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple
             continue
         if keep is not None and not keep(cfg):
             continue
-        if (cfg_path.parent / "metrics.jsonl").is_file() and finished(cfg_path.parent, cfg):
+        if (cfg_path.parent / "metrics.jsonl").is_file() and run_finished(cfg_path.parent, cfg):
             runs[(cfg["family"], cfg["dataset"])] = cfg_path.parent
             seen.setdefault((cfg["family"], cfg["dataset"]), []).append(str(cfg_path.parent))
     for (fam, kind), paths in seen.items():
@@ -189,11 +189,11 @@ def find_runs(root: str | Path, task: str = "evaluate", keep=None) -> dict[tuple
     return runs
 
 
-def finished(path: Path, cfg: dict) -> bool:
-    """Whether a run's results.json holds every method of its config at the run's steps."""
+def run_finished(path: Path, cfg: dict) -> bool:
+    """Whether the run at ``path`` is finished (``rundir.finished``); False where its results.json
+    cannot be read."""
     try:
-        methods = json.loads((path / "results.json").read_text())["methods"]
-        return all(methods[m]["steps"] >= cfg["steps"] for m in cfg["methods"])
+        return finished(cfg, json.loads((path / "results.json").read_text()))
     except (OSError, ValueError, KeyError, TypeError):
         return False
 

@@ -42,8 +42,7 @@ import numpy as np  # noqa: E402
 from rliable import library as rly  # noqa: E402
 
 from resolvent.experiments.plots import COLORS, FAMILY_ORDER, KIND_ORDER, LABELS, legend_of, save_figure  # noqa: E402
-from resolvent.experiments.rundir import RunDir  # noqa: E402
-from resolvent.experiments.sweep import finished  # noqa: E402
+from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
 
 METRICS = {"evaluate": ("train_mse", "test_mse", "probe_mse", "train_r2", "test_r2", "probe_r2"),
@@ -135,7 +134,7 @@ def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
         if not (run.config_path.is_file() and res_path.is_file()):
             continue
         cfg, res = run.read_config(), json.loads(res_path.read_text())
-        if finished(cfg, res.get("methods", {})):
+        if finished(cfg, res):
             cell.runs.append(run.path)
             cell.configs.append(cfg)
             cell.results.append(res)

@@ -43,6 +43,17 @@ def _started_after(pid: int, when: float) -> bool:
         return False
 
 
+
+def finished(config: dict, results: dict) -> bool:
+    """Whether a run (its config.json, its results.json) is finished: every method trained and
+    every entry that needs them all written (an operator's expansions, auto's pick), which the
+    runner's last write of results.json marks ``complete``. A results.json from before that mark:
+    every method of the configuration trained to its steps."""
+    if "complete" in results:
+        return results["complete"] is True
+    methods = results.get("methods", {})
+    return all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
+
 class RunDir:
     """One experiment's directory, written so that a killed run loses at most one interval."""
 

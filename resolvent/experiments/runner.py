@@ -69,7 +69,8 @@ def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Call
         problem = prepare(cfg)
         if not resume:
             run.write_json("config.json", cfg.to_dict())
-        results = {**header(cfg, problem, run), "methods": run.previous_methods() if resume else {}}
+        results = {**header(cfg, problem, run), "methods": run.previous_methods() if resume else {},
+                   "complete": False}
         run.write_json("results.json", results)
         for name in cfg.methods:
             if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
@@ -78,7 +79,8 @@ def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Call
             run.write_json("results.json", results)
         if finish is not None:
             results.update(finish(cfg, problem, results))
-            run.write_json("results.json", results)
+        results["complete"] = True                # every entry written: the run is finished (``finished``)
+        run.write_json("results.json", results)
         if plot is not None:
             plot(run.path)
     return results

@@ -38,7 +38,7 @@ from tqdm.auto import tqdm
 
 from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
-from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.rundir import RunDir, finished
 from resolvent.io import atomic_write_bytes
 
 TASKS = {"evaluate": (EvaluateConfig, run_evaluate), "optimize": (OptimizeConfig, run_optimize)}
@@ -234,12 +234,7 @@ def run_state(run: SweepRun) -> str:
     if differ:
         raise ValueError(f"{run.path} holds a run of another configuration (differs in {differ}); "
                          f"move it away or give the sweep another --out")
-    return "done" if finished(have, folder.previous_methods()) else "resume"
-
-
-def finished(config: dict, methods: dict) -> bool:
-    """Whether a run (its config.json, its results.json's ``methods``) trained every method to its steps."""
-    return all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
+    return "done" if finished(have, folder.read_results()) else "resume"
 
 
 def run_one(task: str, config: dict, path: str) -> bool:

@@ -24,6 +24,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from resolvent.cli import main
 from resolvent.experiments import RunDir
+from resolvent.experiments.rundir import finished
 from resolvent.experiments.report import Cell, interval_estimates, iqm, read_sweep, report, table
 from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep, write_manifest
 
@@ -107,6 +108,25 @@ def test_second_sweep_skips_finished_runs(killed):
     summary = run_sweep(grid, progress=False)
     assert summary["skipped"] == [str(r.path) for r in grid.runs] and not summary["ran"] + summary["resumed"]
     assert {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs} == before
+
+
+def test_a_run_is_done_only_once_its_last_entries_are_written(killed, tmp_path):
+    """results.json is written after every method, then once more with the entries that need them
+    all (an operator's expansions, auto's pick) and ``complete``: a run stopped between the two is
+    resumed, not skipped, and not reported. A results.json from before the mark counts by its
+    methods."""
+    run = killed["grid"].runs[1]
+    res = json.loads((run.path / "results.json").read_text())
+    assert res["complete"] is True and run_state(run) == "done"
+    copy = dataclasses.replace(run, path=shutil.copytree(run.path, tmp_path / "run" / "seed-1"))
+    RunDir(copy.path).write_json("results.json", {**res, "complete": False})
+    assert run_state(copy) == "resume" and not finished(json.loads((copy.path / "config.json").read_text()),
+                                                         {**res, "complete": False})
+    RunDir(copy.path).write_json("results.json", {k: v for k, v in res.items() if k != "complete"})
+    assert run_state(copy) == "done"                                  # before the mark: every method trained
+    short = {**res, "methods": {"linear": {**res["methods"]["linear"], "steps": 10}}}
+    RunDir(copy.path).write_json("results.json", {k: v for k, v in short.items() if k != "complete"})
+    assert run_state(copy) == "resume"
 
 
 def test_a_run_another_process_writes_is_not_written_twice(local_ray, tmp_path):
