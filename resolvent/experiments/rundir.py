@@ -45,14 +45,13 @@ def _started_after(pid: int, when: float) -> bool:
 
 
 def finished(config: dict, results: dict) -> bool:
-    """Whether a run (its config.json, its results.json) is finished: every method trained and
-    every entry that needs them all written (an operator's expansions, auto's pick), which the
-    runner's last write of results.json marks ``complete``. A results.json from before that mark:
-    every method of the configuration trained to its steps."""
-    if "complete" in results:
-        return results["complete"] is True
+    """Whether a run (its config.json, its results.json) is finished: every method of the
+    configuration trained to its steps, and every entry that needs them all written (an operator's
+    expansions, auto's pick), which the runner's last write of results.json marks ``complete``
+    (a results.json from before that mark has no ``complete``: its methods decide)."""
     methods = results.get("methods", {})
-    return all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
+    trained = all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
+    return trained and results.get("complete", True) is True
 
 class RunDir:
     """One experiment's directory, written so that a killed run loses at most one interval."""
