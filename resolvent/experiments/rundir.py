@@ -43,7 +43,6 @@ def _started_after(pid: int, when: float) -> bool:
         return False
 
 
-
 def finished(config: dict, results: dict) -> bool:
     """Whether a run (its config.json, its results.json) is finished: every method of the
     configuration trained to its steps, and every entry that needs them all written (an operator's
@@ -52,6 +51,7 @@ def finished(config: dict, results: dict) -> bool:
     methods = results.get("methods", {})
     trained = all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
     return trained and results.get("complete", True) is True
+
 
 class RunDir:
     """One experiment's directory, written so that a killed run loses at most one interval."""
