@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import errno
 import io
+import json
 import os
 from pathlib import Path
 
@@ -31,6 +32,11 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> None:
                                          f"nothing saved was changed: free space and run again "
                                          f"(with --resume to continue)") from None
         raise
+
+
+def atomic_write_json(path: str | Path, obj) -> None:
+    """``obj`` as indented JSON (and a final newline) through ``atomic_write_bytes``."""
+    atomic_write_bytes(path, (json.dumps(obj, indent=2) + "\n").encode())
 
 
 def atomic_savez(path: str | Path, **arrays) -> None:

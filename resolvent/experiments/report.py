@@ -43,7 +43,7 @@ from rliable import library as rly  # noqa: E402
 
 from resolvent.experiments.plots import COLORS, FAMILY_ORDER, KIND_ORDER, LABELS, legend_of, save_figure  # noqa: E402
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
-from resolvent.io import atomic_write_bytes  # noqa: E402
+from resolvent.io import atomic_write_bytes, atomic_write_json  # noqa: E402
 
 METRICS = {"evaluate": ("train_mse", "test_mse", "probe_mse", "train_r2", "test_r2", "probe_r2"),
            "optimize": ("return", "test_return")}
@@ -334,7 +334,7 @@ def copy_runs(sweep_dir: Path, cells: list[Cell], out: Path, manifest: bool = Tr
         m = load_manifest(sweep_dir)
         names = {c.name for c in cells}
         m["runs"] = [r for r in m["runs"] if r["cell"] in names]
-        atomic_write_bytes(out / "sweep.json", (json.dumps(m, indent=2) + "\n").encode())
+        atomic_write_json(out / "sweep.json", m)
     for cell in cells:
         for run in cell.runs:
             dest = out / run.relative_to(sweep_dir)
@@ -419,7 +419,7 @@ def report(sweep_dirs: str | Path | list, out: str | Path | None = None, reps: i
         if copy:
             for d, cs in zip(dirs, read):
                 copy_runs(d, cs, out, manifest=False)
-        atomic_write_bytes(out / "sweep.json", (json.dumps(manifest, indent=2) + "\n").encode())
+        atomic_write_json(out / "sweep.json", manifest)
     elif copy and out.resolve() != dirs[0].resolve():
         copy_runs(dirs[0], picked, out)
     return written

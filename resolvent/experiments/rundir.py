@@ -13,7 +13,7 @@ import jax
 import numpy as np
 
 from resolvent.experiments.events import EventLog
-from resolvent.io import DiskFullError, atomic_write_bytes
+from resolvent.io import DiskFullError, atomic_write_bytes, atomic_write_json
 from resolvent.model import CheckpointError
 
 
@@ -73,7 +73,7 @@ class RunDir:
 
     def write_json(self, name: str, obj) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        atomic_write_bytes(self.path / name, (json.dumps(obj, indent=2) + "\n").encode())
+        atomic_write_json(self.path / name, obj)
 
     @property
     def lock_path(self) -> Path:

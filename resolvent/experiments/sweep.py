@@ -39,7 +39,7 @@ from tqdm.auto import tqdm
 from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
 from resolvent.experiments.rundir import RunDir, finished
-from resolvent.io import atomic_write_bytes
+from resolvent.io import atomic_write_json
 
 TASKS = {"evaluate": (EvaluateConfig, run_evaluate), "optimize": (OptimizeConfig, run_optimize)}
 SPEC_KEYS = ("task", "out", "seeds", "fixed", "axes", "grid")
@@ -269,7 +269,7 @@ def write_manifest(sweep: Sweep) -> dict:
         mine = {r["path"] for r in new["runs"]}
         new["runs"] = [r for r in old["runs"] if r["path"] not in mine] + new["runs"]
     sweep.out.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, (json.dumps(new, indent=2) + "\n").encode())
+    atomic_write_json(path, new)
     return new
 
 
