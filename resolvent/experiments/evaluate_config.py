@@ -202,10 +202,11 @@ class EvaluateConfig:
 
     def inert_fields(self) -> tuple[str, ...]:
         """Fields none of this run's methods reads: the one-step model, its expansions and their distillation, without a
-        method of the policy encoding (favor, fb, pi-attention). A sweep counts two runs that
-        differ only in these as the same run, so a default changed since does not orphan them."""
+        method of the policy encoding (favor, fb, pi-attention); auto's band, without auto. A
+        sweep counts two runs that differ only in these as the same run, so a default changed
+        since does not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
-        return () if policy else ("onestep", "horizons", "stretches", "distil")
+        return (() if policy else ("onestep", "horizons", "stretches", "distil")) + (() if self.auto else ("auto_tie",))
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "EvaluateConfig":

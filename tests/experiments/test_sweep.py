@@ -328,6 +328,10 @@ def test_a_folder_of_another_configuration_is_refused(tmp_path):
     RunDir(run.path).write_json("config.json", {**model, "methods": ["favor"]})
     with pytest.raises(ValueError, match=r"differs in \['horizons', 'onestep'\]"):
         run_state(favor)
+    # auto's band is read only by auto (the Pendulum runs of results/ope-10seeds predate its default)
+    RunDir(run.path).write_json("config.json", {**run.config.to_dict(), "auto_tie": 0.1})
+    assert run_state(run) == "resume"
+    assert "auto_tie" not in dataclasses.replace(run.config, auto=True).inert_fields()
     res = CliRunner().invoke(main, ["sweep", "/nonexistent.toml"])
     assert res.exit_code == 2
 
