@@ -4,41 +4,49 @@ results/ and the cells not yet (finished / in the spec), read from the committed
     python results/status.py            # the table at the top of results/README.md
     python results/status.py --write    # and put it there (after committing a seed)
 
-A seed counts when a committed folder holds its finished run (``config.json``, ``results.json``)
-for the same cell, seed, methods and steps as the spec's. The minutes are the median of the
+A seed counts when a committed folder holds its run finished, of the spec's configuration (the
+sweep's own check, ``run_state``: ``done``). The minutes are the median of the
 finished seeds' training time, summed over their methods, on this 2-core CPU with other work
 beside it (a rough guide to what the rest costs; a run also fits its one-step model, answers its
 expansions and evaluates, which the training time leaves out).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
 from statistics import median
 
 from resolvent.experiments.report import read_sweep
-from resolvent.experiments.sweep import load_spec
+from resolvent.experiments.sweep import SweepRun, load_spec, run_state
 
 RESULTS = Path(__file__).resolve().parent
 GRIDS = {"ope.toml": "OPE, the paper's four networks under both presets",
          "opi.toml": "control (OPI), operator DQN / BCQ, max-out and vanilla",
          "ope-operators.toml": "OPE, the default's operators (favor, fb) and their expansions"}
-MATCH = ("family", "dataset", "preset", "methods", "steps")    # what makes a committed run the spec's
 
 
-def committed() -> dict[tuple, tuple[dict, dict, Path]]:
-    """(task, cell, seed) -> (config, results, folder) of every finished run committed under
-    results/ (in folders that hold their own runs, not in those joining others)."""
+def committed() -> dict[tuple, tuple[dict, Path, Path]]:
+    """(task, cell, seed) -> (results, run, folder) of every finished run committed under results/
+    (in folders that hold their own runs, not in those joining others)."""
     runs = {}
     for manifest in sorted(RESULTS.glob("*/sweep.json")):
         if "joined" in json.loads(manifest.read_text()):
             continue
         task, cells = read_sweep(manifest.parent)
         for cell in cells:
-            for cfg, res in zip(cell.configs, cell.results):
-                runs.setdefault((task, cell.name, cfg["seed"]), (cfg, res, manifest.parent))
+            for run, cfg, res in zip(cell.runs, cell.configs, cell.results):
+                runs.setdefault((task, cell.name, cfg["seed"]), (res, run, manifest.parent))
     return runs
+
+
+def done_as_specified(run: SweepRun, path: Path) -> bool:
+    """Whether the committed run at ``path`` is the spec's ``run``, finished."""
+    try:
+        return run_state(dataclasses.replace(run, path=path)) == "done"
+    except ValueError:            # a run of another configuration
+        return False
 
 
 def minutes(cfg: dict, res: dict) -> float:
@@ -56,14 +64,14 @@ def rows() -> list[list[str]]:
         for run in sweep.runs:
             want = run.config.to_dict()
             got = runs.get((sweep.task, run.cell, run.seed))
-            same = got is not None and all(json.dumps(got[0].get(k)) == json.dumps(want.get(k)) for k in MATCH)
+            same = got is not None and done_as_specified(run, got[1])
             label = " ".join(str(v) for k, v in run.values.items() if k != "family") or want["dataset"]
-            families.setdefault(want["family"], {}).setdefault(label, []).append(got if same else None)
+            families.setdefault(want["family"], {}).setdefault(label, []).append((want, *got) if same else None)
         for family, cells in families.items():
             done = [c for c, seeds in cells.items() if all(seeds)]
             rest = [f"{c} ({sum(map(bool, seeds))}/{len(seeds)})" for c, seeds in cells.items() if not all(seeds)]
             got = [g for seeds in cells.values() for g in seeds if g]
-            folders = sorted({f"[`{g[2].name}/`]({g[2].name}/)" for g in got})
+            folders = sorted({f"[`{g[3].name}/`]({g[3].name}/)" for g in got})
             first = family == next(iter(families))
             out.append([f"[`{spec}`]({spec})" if first else "", what if first else "", family,
                         f"{len(done)} of {len(cells)}", ", ".join(done) or "-",
