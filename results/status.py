@@ -8,7 +8,8 @@ A seed counts when a committed folder holds its run finished, of the spec's conf
 sweep's own check, ``run_state``: ``done``). The minutes are the median of the
 finished seeds' training time, summed over their methods, on this 2-core CPU with other work
 beside it (a rough guide to what the rest costs; a run also fits its one-step model, answers its
-expansions and evaluates, which the training time leaves out).
+expansions and evaluates, which the training time leaves out); seeds trained elsewhere (a GPU,
+results.json's ``device``) have their own median in brackets.
 """
 from __future__ import annotations
 
@@ -55,6 +56,16 @@ def minutes(cfg: dict, res: dict) -> float:
     return sum(res["methods"][m].get("seconds", 0.0) for m in cfg["methods"] if m in res["methods"]) / 60
 
 
+def minutes_text(got: list) -> str:
+    """The median training minutes of the seeds trained on this CPU (results.json's ``device``,
+    absent before it was recorded: ``cpu``), then those of each other device in brackets."""
+    by: dict[str, list[float]] = {}
+    for want, res, _, _ in got:
+        by.setdefault(res.get("device", "cpu"), []).append(minutes(want, res))
+    cpu = f"{median(by.pop('cpu')):.0f}" if "cpu" in by else "-"
+    return cpu + "".join(f" ({device}: {median(m):.0f})" for device, m in sorted(by.items()))
+
+
 def rows() -> list[list[str]]:
     runs = committed()
     out = []
@@ -75,7 +86,7 @@ def rows() -> list[list[str]]:
             first = family == next(iter(families))
             out.append([f"[`{spec}`]({spec})" if first else "", what if first else "", family,
                         f"{len(done)} of {len(cells)}", ", ".join(done) or "-",
-                        ", ".join(rest) or "-", f"{median(minutes(g[0], g[1]) for g in got):.0f}" if got else "-",
+                        ", ".join(rest) or "-", minutes_text(got) if got else "-",
                         ", ".join(folders) or "-"])
     return out
 

@@ -69,8 +69,8 @@ def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Call
         problem = prepare(cfg)
         if not resume:
             run.write_json("config.json", cfg.to_dict())
-        results = {**header(cfg, problem, run), "methods": run.previous_methods() if resume else {},
-                   "complete": False}
+        results = {**header(cfg, problem, run), "device": jax.devices()[0].device_kind,   # "cpu", "NVIDIA H200"
+                   "methods": run.previous_methods() if resume else {}, "complete": False}
         run.write_json("results.json", results)
         for name in cfg.methods:
             if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:

@@ -20,10 +20,11 @@ optionally ``seeds``) make one sweep of grids that differ in more than their axe
 Every cell x seed is an ordinary run directory, ``OUT/CELL/seed-K`` (CELL: the cell's axis
 values), one experiment seed each (``seed = K``, ``seeds = 1``): resumable with ``evaluate
 --resume`` like any other. The runs go to Ray as tasks (a local Ray, or a cluster), one CPU
-each, or one GPU where the cluster has GPUs. A task calls the runner in its worker process; a
-retried task (its worker was killed, its node lost) finds the run's config.json and resumes from
-the last checkpoint. Finished runs are skipped, and a run that another process is writing (its
-run lock) fails with that process's name instead of being written twice.
+each, and one GPU, or a share of one (``tasks_per_gpu``), where the cluster has GPUs. A task
+calls the runner in its worker process; a retried task (its worker was killed, its node lost)
+finds the run's config.json and resumes from the last checkpoint. Finished runs are skipped,
+and a run that another process is writing (its run lock) fails with that process's name instead
+of being written twice.
 """
 from __future__ import annotations
 
@@ -273,12 +274,41 @@ def write_manifest(sweep: Sweep) -> dict:
     return new
 
 
+@dataclass(frozen=True)
+class TaskResources:
+    """What each Ray task of a sweep asks for, and how many run at once."""
+
+    limit: int           # runs at once
+    num_gpus: float      # each task's share of a GPU (0 on a cluster without GPUs)
+    env: dict            # environment variables of the tasks' workers
+
+    def options(self, retries: int) -> dict:
+        """A task's Ray options: its resources, and ``retries`` retries of a dead worker only."""
+        return {"num_cpus": 1, "num_gpus": self.num_gpus, "max_retries": retries, "retry_exceptions": False,
+                **({"runtime_env": {"env_vars": self.env}} if self.env else {})}
+
+
+def task_resources(resources: dict, max_concurrent: int | None = None, tasks_per_gpu: int = 1) -> TaskResources:
+    """One CPU a task, and where the cluster (``ray.cluster_resources()``) has GPUs, 1 /
+    ``tasks_per_gpu`` of one: a run's kernels are small (one HalfCheetah control run leaves most
+    of an H200 idle), so several runs share a GPU well, best under CUDA MPS. Tasks that share a
+    GPU must not each take 75% of its memory up front, as JAX does by default. At once: at most
+    ``max_concurrent`` [GPUs x tasks_per_gpu, else the CPUs]."""
+    if tasks_per_gpu < 1:
+        raise ValueError(f"tasks_per_gpu must be at least 1, not {tasks_per_gpu}")
+    gpus = int(resources.get("GPU", 0))
+    limit = max(1, max_concurrent or gpus * tasks_per_gpu or int(resources.get("CPU", 1)))
+    shared = gpus > 0 and tasks_per_gpu > 1
+    return TaskResources(limit=limit, num_gpus=1 / tasks_per_gpu if gpus else 0,
+                         env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"} if shared else {})
+
+
 def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | None = None, retries: int = 3,
-              progress: bool = True) -> dict:
+              progress: bool = True, tasks_per_gpu: int = 1) -> dict:
     """Run every unfinished run of ``sweep`` as a Ray task (a local Ray unless ``address`` or an
-    already initialised Ray says otherwise), at most ``max_concurrent`` at once [the cluster's
-    GPUs, else its CPUs]; a task whose worker dies is retried ``retries`` times, resuming.
-    Returns {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
+    already initialised Ray says otherwise), each asking for what ``task_resources`` says, at
+    most ``max_concurrent`` at once; a task whose worker dies is retried ``retries`` times,
+    resuming. Returns {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
     states = {r.path: run_state(r) for r in sweep.runs}
     write_manifest(sweep)
     todo = [r for r in sweep.runs if states[r.path] != "done"]
@@ -291,11 +321,9 @@ def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | No
         ray.init(address=address, include_dashboard=False, log_to_driver=False,
                  **({} if address else {"object_store_memory": 256 * 2**20}))
     try:
-        resources = ray.cluster_resources()
-        gpus = int(resources.get("GPU", 0))
-        limit = max(1, max_concurrent or gpus or int(resources.get("CPU", 1)))
-        task = ray.remote(run_one).options(num_cpus=1, num_gpus=1 if gpus else 0, max_retries=retries,
-                                           retry_exceptions=False)
+        use = task_resources(ray.cluster_resources(), max_concurrent, tasks_per_gpu)
+        limit = use.limit
+        task = ray.remote(run_one).options(**use.options(retries))
         queue, pending = list(todo), {}
         bar = tqdm(total=len(sweep.runs), initial=len(summary["skipped"]), unit="run", desc="sweep",
                    dynamic_ncols=True, disable=not progress)

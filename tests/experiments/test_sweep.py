@@ -14,6 +14,7 @@ import threading
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 import pytest
 import ray
@@ -118,6 +119,7 @@ def test_a_run_is_done_only_once_its_last_entries_are_written(killed, tmp_path):
     run = killed["grid"].runs[1]
     res = json.loads((run.path / "results.json").read_text())
     assert res["complete"] is True and run_state(run) == "done"
+    assert res["device"] == jax.devices()[0].device_kind                 # what trained it ("cpu" here)
     copy = dataclasses.replace(run, path=shutil.copytree(run.path, tmp_path / "run" / "seed-1"))
     RunDir(copy.path).write_json("results.json", {**res, "complete": False})
     assert run_state(copy) == "resume" and not finished(json.loads((copy.path / "config.json").read_text()),
@@ -308,8 +310,15 @@ def test_the_ten_seed_status_in_results_readme_is_the_committed_one(tmp_path):
     stale = tmp_path / "README.md"                                     # --write mends a stale table in place
     text = (RESULTS / "README.md").read_text()
     stale.write_text(text.replace(rows[0], rows[0].replace("6 of 6", "5 of 6"), 1))
-    runpy.run_path(str(RESULTS / "status.py"))["write"](stale)
+    status = runpy.run_path(str(RESULTS / "status.py"))
+    status["write"](stale)
     assert stale.read_text() == text
+    # the minutes a seed of this CPU (a run from before the device was recorded ran here), then each other device's
+    cfg = {"methods": ["a"]}
+    seeds = [(cfg, {"methods": {"a": {"seconds": s}}, **({"device": d} if d else {})}, None, None)
+             for s, d in [(60, None), (180, "cpu"), (120, "cpu"), (30, "NVIDIA H200")]]
+    assert status["minutes_text"](seeds) == "2 (NVIDIA H200: 0)"
+    assert status["minutes_text"](seeds[3:]) == "- (NVIDIA H200: 0)"
 
 
 def test_a_folder_of_another_configuration_is_refused(tmp_path):
