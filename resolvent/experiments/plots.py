@@ -16,6 +16,7 @@ import numpy as np  # noqa: E402
 
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
+from resolvent.model import CheckpointError  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
           "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator",
@@ -193,8 +194,8 @@ def run_finished(path: Path, cfg: dict) -> bool:
     """Whether the run at ``path`` is finished (``rundir.finished``); False where its results.json
     cannot be read."""
     try:
-        return finished(cfg, json.loads((path / "results.json").read_text()))
-    except (OSError, ValueError, KeyError, TypeError):
+        return finished(cfg, RunDir(path).read_results())
+    except (OSError, ValueError, KeyError, TypeError, CheckpointError):
         return False
 
 

@@ -130,10 +130,9 @@ def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
         cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], []))
         cell.expected += 1
         run = RunDir(root / entry["path"])
-        res_path = run.path / "results.json"
-        if not (run.config_path.is_file() and res_path.is_file()):
+        if not (run.config_path.is_file() and (run.path / "results.json").is_file()):
             continue
-        cfg, res = run.read_config(), json.loads(res_path.read_text())
+        cfg, res = run.read_config(), run.read_results()
         if finished(cfg, res):
             cell.runs.append(run.path)
             cell.configs.append(cfg)

@@ -43,14 +43,19 @@ def _started_after(pid: int, when: float) -> bool:
         return False
 
 
+def trained(methods: dict, method: str, steps: int) -> bool:
+    """Whether results.json's ``methods`` holds ``method`` trained to ``steps``."""
+    return methods.get(method, {}).get("steps", 0) >= steps
+
+
 def finished(config: dict, results: dict) -> bool:
     """Whether a run (its config.json, its results.json) is finished: every method of the
     configuration trained to its steps, and every entry that needs them all written (an operator's
     expansions, auto's pick), which the runner's last write of results.json marks ``complete``
     (a results.json from before that mark has no ``complete``: its methods decide)."""
     methods = results.get("methods", {})
-    trained = all(methods.get(m, {}).get("steps", 0) >= config["steps"] for m in config["methods"])
-    return trained and results.get("complete", True) is True
+    return (all(trained(methods, m, config["steps"]) for m in config["methods"])
+            and results.get("complete", True) is True)
 
 
 class RunDir:

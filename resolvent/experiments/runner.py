@@ -18,7 +18,7 @@ import jax
 import numpy as np
 from tqdm.auto import tqdm
 
-from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.rundir import RunDir, trained
 
 
 def train_loop(run: RunDir, name: str, state, keys: jax.Array, steps: int, every: int, checkpoint_every: int,
@@ -73,7 +73,7 @@ def run_experiment(cfg, config_cls, out: str | Path, resume: bool, prepare: Call
                    "methods": run.previous_methods() if resume else {}, "complete": False}
         run.write_json("results.json", results)
         for name in cfg.methods:
-            if resume and results["methods"].get(name, {}).get("steps", 0) >= cfg.steps:
+            if resume and trained(results["methods"], name, cfg.steps):
                 continue
             results["methods"][name] = run_method(name, cfg, problem, run, resume)
             run.write_json("results.json", results)
