@@ -522,16 +522,17 @@ def plot(run_dir):
 def sweep(spec, out, address, max_concurrent, tasks_per_gpu, retries, dry_run):
     """Run a grid of evaluate/optimize runs (a TOML SPEC) as Ray tasks, one run directory per
     cell and seed; finished runs are skipped, killed ones resume from their checkpoints."""
-    try:
-        from resolvent.experiments.sweep import load_spec, run_state, run_sweep
-    except ImportError as e:
-        fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]'")
+    from resolvent.experiments.spec import load_spec, run_state
     try:
         grid = load_spec(spec, out)
-        if dry_run:
+        if dry_run:        # reads the folders only: no Ray needed
             for run in grid.runs:
                 click.echo(f"{run_state(run):<7} {run.path}")
             return
+        try:
+            from resolvent.experiments.sweep import run_sweep
+        except ImportError as e:
+            fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]'")
         click.echo(f"sweep: {len(grid.runs)} runs of {grid.task} in {grid.out}")
         summary = run_sweep(grid, address, max_concurrent, retries, tasks_per_gpu=tasks_per_gpu)
     except EXPECTED as e:

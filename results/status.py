@@ -20,7 +20,7 @@ from pathlib import Path
 from statistics import median
 
 from resolvent.experiments.report import read_sweep
-from resolvent.experiments.sweep import SweepRun, load_spec, run_state
+from resolvent.experiments.spec import SweepRun, load_spec, run_state
 
 RESULTS = Path(__file__).resolve().parent
 GRIDS = {"ope.toml": "OPE, the paper's four networks under both presets",

@@ -27,7 +27,8 @@ from resolvent.cli import main
 from resolvent.experiments import RunDir
 from resolvent.experiments.rundir import finished
 from resolvent.experiments.report import Cell, interval_estimates, iqm, read_sweep, report, table
-from resolvent.experiments.sweep import load_spec, parse_spec, run_one, run_state, run_sweep, write_manifest
+from resolvent.experiments.spec import load_spec, parse_spec, run_one, run_state, write_manifest
+from resolvent.experiments.sweep import run_sweep
 
 TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
         "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
