@@ -429,3 +429,17 @@ def test_a_sweep_of_another_task_into_the_folder_is_refused(tmp_path):
     with pytest.raises(ValueError, match="holds the runs of an 'evaluate' sweep"):
         write_manifest(parse_spec({"task": "optimize", "seeds": 1, "fixed": OPT_TINY}, out=tmp_path))
     assert (tmp_path / "sweep.json").read_bytes() == before
+
+
+def test_a_dry_run_and_the_status_need_no_ray(tmp_path):
+    """spec.py expands a spec and reads its runs' state without Ray: `sweep --dry-run` (and
+    results/status.py) work where Ray is not installed; running the sweep names what is missing."""
+    spec = tmp_path / "s.toml"
+    spec.write_text(f'task = "evaluate"\nout = "{tmp_path / "runs"}"\nseeds = 2\n[fixed]\nfamily = "pendulum-angle"\n')
+    code = ("import sys; sys.modules['ray'] = None; from resolvent.cli import main; "
+            f"main(['sweep', {str(spec)!r}] + sys.argv[1:])")
+    dry = subprocess.run([sys.executable, "-c", code, "--dry-run"], capture_output=True, text=True)
+    assert dry.returncode == 0 and dry.stdout.split() == ["new", str(tmp_path / "runs/run/seed-0"),
+                                                          "new", str(tmp_path / "runs/run/seed-1")], dry.stderr
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 2 and "`resolvent sweep` needs Ray" in run.stderr and "resolvent[sweep]" in run.stderr
