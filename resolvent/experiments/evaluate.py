@@ -125,10 +125,10 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     out = {}
     for name in models:
         for k in sorted(cfg.horizons):
-            if k == max(cfg.horizons):   # the scatter plot shows the longest expansion beside the operator
-                save_predictions(run, f"{name}+k{k}", answers[name][k], p)
+            save_predictions(run, f"{name}+k{k}", answers[name][k], p)
             out[f"{name}+k{k}"] = entry(answers[name][k], name, k)
         if chosen:
+            save_predictions(run, f"{name}+kauto", answers[name][AUTO], p)
             out[f"{name}+kauto"] = {**entry(answers[name][AUTO], name, AUTO), "horizon_each": chosen}
     for name, model in models.items():
         if cfg.distil.horizon and model.scored_under_policy:

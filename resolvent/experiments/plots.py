@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
-from resolvent.model import CheckpointError  # noqa: E402
+from resolvent.model import AUTO, CheckpointError, split_method  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
           "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator",
@@ -113,6 +113,17 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     return save_figure(fig, run.path / name, dpi=120)
 
 
+def shown_in_scatter(methods: list[str]) -> list[str]:
+    """The methods a scatter plot draws: every one but the expansions, and of an operator's
+    expansions (predictions.npz holds them all) the longest fixed horizon."""
+    longest: dict[str, int] = {}
+    for m in methods:
+        base, k = split_method(m)
+        if k != AUTO and k > 0:
+            longest[base] = max(longest.get(base, 0), k)
+    return [m for m in methods if split_method(m)[1] == 0 or split_method(m) in longest.items()]
+
+
 def plot_scatter(run_dir: str | Path, name: str = "scatter.png") -> Path | None:
     """Predicted against true Q (mean over seeds), one panel per reward set and point kind, one
     colour per method, from ``predictions.npz`` (None where the run has none)."""
@@ -127,7 +138,7 @@ def plot_scatter(run_dir: str | Path, name: str = "scatter.png") -> Path | None:
                                     KIND_POINTS.index(sk[1]) if sk[1] in KIND_POINTS else 9))
     if not panels:
         return None
-    methods = list(dict.fromkeys(k.split("|")[0] for k in arrays))
+    methods = shown_in_scatter(list(dict.fromkeys(k.split("|")[0] for k in arrays)))
     cols = min(4, len(panels))
     rows_n = -(-len(panels) // cols)
     fig, axes = plt.subplots(rows_n, cols, figsize=(3.6 * cols, 3.4 * rows_n), squeeze=False)

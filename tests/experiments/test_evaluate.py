@@ -92,6 +92,9 @@ def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypa
                             "random_features": 16, "onestep": OneStepConfig(hidden=(16,), steps=20)})
     kill_at_third_checkpoint_then_resume(cfg, tmp_path, monkeypatch)   # favor finished, fb killed halfway
     assert sorted(metrics(tmp_path / "killed")) == sorted(metrics(tmp_path / "full"))
+    with np.load(tmp_path / "full" / "predictions.npz") as z:   # every answer beside its truth, expansions too
+        for m in ("favor", "fb", "favor+k3", "fb+k3"):
+            assert z[f"{m}|test|reset|pred"].shape == z[f"{m}|test|reset|truth"].shape == (4, 4)   # n_initial
 
 
 def test_corrupt_checkpoint_is_reported_and_kept(tmp_path, monkeypatch):
