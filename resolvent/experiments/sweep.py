@@ -17,6 +17,7 @@ from tqdm.auto import tqdm
 
 from resolvent.experiments.spec import Sweep, run_one, run_state, write_manifest
 
+
 def failure(e: ray.exceptions.RayError) -> str:
     """The error a task raised (its own exception, not Ray's wrapping), or why its worker died."""
     cause = getattr(e, "cause", None)
