@@ -78,8 +78,9 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
         resume, lambda state, k: method.train(state, method.data, k), log)
     if name != "fqe":
         inference_model(name, cfg, p, method, state.params).save(run.path / "models")
-    scores = last.get("scores") or score(method.predict(state.params), p)
-    save_predictions(run, name, method.predict(state.params), p)
+    pred = method.predict(state.params)
+    scores = last.get("scores") or score(pred, p)
+    save_predictions(run, {name: pred}, p)
     entry = entry_of(scores, p)
     if last.get("loss") is not None:
         entry["loss"] = [float(v) for v in last["loss"]]
@@ -122,14 +123,16 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         first.horizons, first.stretches, first.peers = tuple(cfg.horizons), stretches, tuple(others)
         chooser = first if first.can_choose() else None
     answers, chosen = expansion_answers(models, p, obs, act, cfg.horizons, chooser)
-    out = {}
+    out, saved = {}, {}
     for name in models:
         for k in sorted(cfg.horizons):
-            save_predictions(run, f"{name}+k{k}", answers[name][k], p)
+            saved[f"{name}+k{k}"] = answers[name][k]
             out[f"{name}+k{k}"] = entry(answers[name][k], name, k)
         if chosen:
-            save_predictions(run, f"{name}+kauto", answers[name][AUTO], p)
+            saved[f"{name}+kauto"] = answers[name][AUTO]
             out[f"{name}+kauto"] = {**entry(answers[name][AUTO], name, AUTO), "horizon_each": chosen}
+    if saved:
+        save_predictions(run, saved, p)
     for name, model in models.items():
         if cfg.distil.horizon and model.scored_under_policy:
             t0 = time.perf_counter()
@@ -137,7 +140,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             label = f"{name}+d{cfg.distil.horizon}"
             student.save(run.path / "models", label)
             pred = set_answers(student, p, obs, act)
-            save_predictions(run, label, pred, p)
+            save_predictions(run, {label: pred}, p)
             out[label] = {**entry(pred, name, 0), "distil_seconds": round(time.perf_counter() - t0, 2),
                           "distil_loss": [float(v) for v in losses[:, -100:].mean(1)]}
     return out

@@ -130,9 +130,9 @@ def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:
         cell = cells.setdefault(entry["cell"], Cell(entry["cell"], entry["values"], 0, [], [], []))
         cell.expected += 1
         run = RunDir(root / entry["path"])
-        if not (run.config_path.is_file() and (run.path / "results.json").is_file()):
+        if not run.config_path.is_file():
             continue
-        cfg, res = run.read_config(), run.read_results()
+        cfg, res = run.read_config(), run.read_results()     # {} before its first write: unfinished
         if finished(cfg, res):
             cell.runs.append(run.path)
             cell.configs.append(cfg)

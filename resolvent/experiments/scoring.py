@@ -61,21 +61,23 @@ def metric_rows(name: str, seed_ids, step: int, scores: dict, loss, seconds: flo
 
 
 
-def save_predictions(run: RunDir, name: str, pred: dict, p: Problem) -> None:
-    """A method's final answers (mean over seeds) beside the truth, per reward set and point
-    kind, into ``predictions.npz`` (``METHOD|SET|KIND|pred`` and ``...|truth``, (R, n_k)): the
-    scatter plot reads it."""
+def save_predictions(run: RunDir, answers: dict[str, dict], p: Problem) -> None:
+    """Methods' final answers (``answers``: method -> its answers per reward set; mean over
+    seeds) beside the truth, per reward set and point kind, into ``predictions.npz``
+    (``METHOD|SET|KIND|pred`` and ``...|truth``, (R, n_k)), read and written once for them all:
+    the scatter plot reads it."""
     path = run.path / "predictions.npz"
     arrays = {}
     if path.is_file():
         with np.load(path) as z:
-            arrays = {k: z[k] for k in z.files if not k.startswith(f"{name}|")}
-    for s, q in pred.items():                                              # (S, R, n_all)
-        for kind, qk in p.split(q).items():
-            truth = p.sets[s].truth.get(kind)
-            if truth is not None:
-                arrays[f"{name}|{s}|{kind}|pred"] = np.asarray(qk).mean(0)
-                arrays[f"{name}|{s}|{kind}|truth"] = np.asarray(truth)
+            arrays = {k: z[k] for k in z.files if k.split("|")[0] not in answers}
+    for name, pred in answers.items():
+        for s, q in pred.items():                                          # (S, R, n_all)
+            for kind, qk in p.split(q).items():
+                truth = p.sets[s].truth.get(kind)
+                if truth is not None:
+                    arrays[f"{name}|{s}|{kind}|pred"] = np.asarray(qk).mean(0)
+                    arrays[f"{name}|{s}|{kind}|truth"] = np.asarray(truth)
     if arrays:
         atomic_savez(path, **arrays)
 
