@@ -1,0 +1,134 @@
+"""Run a list of sweep runs at once on one GPU (under CUDA MPS), each in its own process through
+``spec.run_one``; pack every run's small files into $OUT every minute and at the end.
+
+JOBS_FILE (default .gpu/jobs/jobs.json, written by make_jobs.py): [{name, task, config, path,
+group}]. Group ``ope`` runs niced and at float32 'highest' matmul precision (so its seeds match the
+CPU seeds of the same cells). ONLY=GROUP,... runs those groups alone (a second call on a warm
+machine resumes them from their checkpoints); DEADLINE (s) stops whatever is alive.
+
+    pip install --no-index --no-deps --target /tmp/site .whl/*.whl
+    PYTHONPATH=/tmp/site:$PWD DEADLINE=535 python3 results/ope-operators/gpu/drive_jobs.py
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+T0 = time.time()
+DEADLINE = float(os.environ.get("DEADLINE", 560))
+OUT = Path(os.environ["OUT"])
+ROOT = Path.cwd()
+RUNS = Path("/tmp/runs-gpu")
+LOGS = Path("/tmp/logs")
+JOBS_FILE = Path(os.environ.get("JOBS_FILE", ROOT / ".gpu/jobs/jobs.json"))
+JOBS = json.loads(JOBS_FILE.read_text())
+ONLY = os.environ.get("ONLY", "")
+if ONLY:
+    JOBS = [j for j in JOBS if j["group"] in ONLY.split(",")]
+KEEP = ("config.json", "metrics.jsonl", "results.json")
+env = dict(os.environ, MINARI_DATASETS_PATH=os.environ.get("MINARI", str(ROOT / ".gpu/minari")),
+           XLA_PYTHON_CLIENT_PREALLOCATE="false", RESOLVENT_HOME=os.environ.get("RH", "/tmp/rh"), MPLBACKEND="Agg",
+           TQDM_MININTERVAL="30", PYTHONUNBUFFERED="1", XLA_FLAGS="--xla_gpu_autotune_level=0")
+
+
+def el():
+    return time.time() - T0
+
+
+def sh(cmd, timeout=120):
+    try:
+        r = subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=timeout, env=env)
+        return r.returncode, (r.stdout + r.stderr).strip()
+    except subprocess.TimeoutExpired:
+        return 124, "timeout"
+
+
+print(sh("nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv")[1])
+print(sh("python3 -c 'import jax, flax, optax, numpy, gymnasium, minari; "
+         "print(jax.__version__, jax.devices(), flax.__version__, optax.__version__, numpy.__version__, "
+         "gymnasium.__version__, minari.__version__)'")[1][-2000:], flush=True)
+mps = shutil.which("nvidia-cuda-mps-control")
+if mps:
+    rc, o = sh(f"{mps} -d", 20)
+    print(f"[{el():.0f}s] MPS start rc={rc} {o[-300:]}", flush=True)
+LOGS.mkdir(parents=True, exist_ok=True)
+RUNS.mkdir(parents=True, exist_ok=True)
+RUNNER = ("import json, sys; from resolvent.experiments.spec import run_one; "
+          "j = json.load(open(sys.argv[1]))[int(sys.argv[2])]; run_one(j['task'], j['config'], sys.argv[3]); "
+          "print('DONE', flush=True)")
+
+procs = {}
+for i, j in enumerate(JOBS):
+    e = dict(env)
+    pre = []
+    if j["group"] == "ope":
+        e["JAX_DEFAULT_MATMUL_PRECISION"] = "highest"
+        pre = ["nice", "-n", "5"]
+    (RUNS / j["path"]).parent.mkdir(parents=True, exist_ok=True)
+    log = open(LOGS / f"{j['name']}.log", "w")
+    procs[j["name"]] = subprocess.Popen(pre + [sys.executable, "-c", RUNNER, str(JOBS_FILE), str(i),
+                                              str(RUNS / j["path"])], stdout=log, stderr=subprocess.STDOUT,
+                                        env=e, cwd="/tmp")
+    if ONLY == "" and JOBS[i]["group"] == "opi" and (i + 1 == len(JOBS) or JOBS[i + 1]["group"] != "opi"):
+        time.sleep(20)     # the control runs compile first
+paths = {j["name"]: RUNS / j["path"] for j in JOBS}
+
+
+def progress(name):
+    f = paths[name] / "metrics.jsonl"
+    best = {}
+    if f.is_file():
+        for line in f.read_text().splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                continue
+            if "step" in r and "method" in r:
+                best[r["method"]] = max(best.get(r["method"], 0), r["step"])
+    return best
+
+
+def pack():
+    with tarfile.open(OUT / "runs.tgz.tmp", "w:gz") as t:
+        for name, d in paths.items():
+            for k in KEEP:
+                if (d / k).is_file():
+                    t.add(d / k, arcname=str((d / k).relative_to(RUNS)))
+    os.replace(OUT / "runs.tgz.tmp", OUT / "runs.tgz")
+    with tarfile.open(OUT / "logs.tgz.tmp", "w:gz") as t:
+        t.add(LOGS, arcname="logs")
+    os.replace(OUT / "logs.tgz.tmp", OUT / "logs.tgz")
+
+
+last_pack, ndone_packed = el(), 0
+while True:
+    time.sleep(15)
+    state = {n: p.poll() for n, p in procs.items()}
+    alive = [n for n, s in state.items() if s is None]
+    done = [n for n, s in state.items() if s == 0]
+    failed = [n for n, s in state.items() if s not in (None, 0)]
+    print(f"[{el():.0f}s] alive {len(alive)} done {len(done)} failed {failed}", flush=True)
+    for n in alive:
+        print(f"   {n}: {progress(n)}", flush=True)
+    for n in failed:
+        if not (LOGS / f"{n}.failed").exists():
+            (LOGS / f"{n}.failed").write_text("")
+            print(f"   FAILED {n}:\n" + (LOGS / f"{n}.log").read_text()[-2500:], flush=True)
+    if el() - last_pack > 60 or len(done) > ndone_packed:
+        ndone_packed = len(done)
+        pack()
+        last_pack = el()
+    if not alive:
+        break
+    if el() > DEADLINE:
+        print(f"[{el():.0f}s] deadline: stopping {alive}", flush=True)
+        for n in alive:
+            procs[n].kill()
+        break
+pack()
+print(sh("nvidia-smi")[1][-1200:])
+print(f"[{el():.0f}s] end; done {[n for n, p in procs.items() if p.poll() == 0]}", flush=True)
