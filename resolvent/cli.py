@@ -510,31 +510,41 @@ def plot(run_dir):
 @click.argument("spec", type=click.Path(exists=True, dir_okay=False))
 @click.option("--out", type=click.Path(file_okay=False), default=None,
               help="the sweep's folder [default: the spec's `out`, else runs/SPEC-NAME]")
+@click.option("--engine", type=click.Choice(["ray", "local"]), default="ray", show_default=True,
+              help="ray: Ray tasks (a local Ray, or --address); local: processes of this machine, no Ray needed")
 @click.option("--address", default=None,
               help="a Ray cluster to run on (HOST:PORT, ray://HOST:PORT or auto) [default: a local Ray]")
 @click.option("--max-concurrent", type=int, default=None,
-              help="runs at once [default: the cluster's GPUs x --tasks-per-gpu, else its CPUs]")
+              help="runs at once [default: the GPUs x --tasks-per-gpu, else the CPUs]")
 @click.option("--tasks-per-gpu", type=click.IntRange(min=1), default=1, show_default=True,
               help="runs sharing each GPU (a run's kernels are small: nine HalfCheetah control runs on one "
                    "H200 made 8.5x the steps of one; start CUDA MPS first, `nvidia-cuda-mps-control -d`)")
 @click.option("--retries", default=3, show_default=True, help="times a run whose worker died is retried (resuming)")
 @click.option("--dry-run", is_flag=True, help="list the runs and their state; run nothing")
-def sweep(spec, out, address, max_concurrent, tasks_per_gpu, retries, dry_run):
-    """Run a grid of evaluate/optimize runs (a TOML SPEC) as Ray tasks, one run directory per
-    cell and seed; finished runs are skipped, killed ones resume from their checkpoints."""
+def sweep(spec, out, engine, address, max_concurrent, tasks_per_gpu, retries, dry_run):
+    """Run a grid of evaluate/optimize runs (a TOML SPEC) as Ray tasks, or processes of this
+    machine (--engine local), one run directory per cell and seed; finished runs are skipped,
+    killed ones resume from their checkpoints."""
+    from resolvent.experiments.local import run_local
     from resolvent.experiments.spec import load_spec, run_state
+    if engine == "local" and address:
+        fail("--address names a Ray cluster: it needs --engine ray")
     try:
         grid = load_spec(spec, out)
         if dry_run:        # reads the folders only: no Ray needed
             for run in grid.runs:
                 click.echo(f"{run_state(run):<7} {run.path}")
             return
-        try:
-            from resolvent.experiments.sweep import run_sweep
-        except ImportError as e:
-            fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]'")
-        click.echo(f"sweep: {len(grid.runs)} runs of {grid.task} in {grid.out}")
-        summary = run_sweep(grid, address, max_concurrent, retries, tasks_per_gpu=tasks_per_gpu)
+        if engine == "ray":
+            try:
+                from resolvent.experiments.sweep import run_sweep
+            except ImportError as e:
+                fail(f"`resolvent sweep` needs Ray ({e}): pip install 'resolvent[sweep]', or --engine local")
+        click.echo(f"sweep: {len(grid.runs)} runs of {grid.task} in {grid.out} ({engine})")
+        if engine == "ray":
+            summary = run_sweep(grid, address, max_concurrent, retries, tasks_per_gpu=tasks_per_gpu)
+        else:
+            summary = run_local(grid, max_concurrent, retries, tasks_per_gpu=tasks_per_gpu)
     except EXPECTED as e:
         fail(str(e))
     click.echo(f"{len(summary['ran'])} ran, {len(summary['resumed'])} resumed, "

@@ -20,16 +20,21 @@ optionally ``seeds``) make one sweep of grids that differ in more than their axe
 Every cell x seed is an ordinary run directory, ``OUT/CELL/seed-K`` (CELL: the cell's axis
 values), one experiment seed each (``seed = K``, ``seeds = 1``): resumable with ``evaluate
 --resume`` like any other. A run's state (``run_state``: new, resume, done) is read from its
-folder, and ``run_one`` runs it, fresh or resumed. Nothing here needs Ray: ``sweep`` runs the
-runs as Ray tasks, ``results/status.py`` counts the committed ones.
+folder, and ``run_one`` runs it, fresh or resumed. ``plan`` and ``drive`` are the loop every
+engine shares (which runs to run, at most so many at once, a summary and a progress bar), and
+``task_resources`` what each run gets. Nothing here needs Ray: ``sweep.py`` runs the runs as Ray
+tasks, ``local.py`` as processes of one machine, ``results/status.py`` counts the committed ones.
 """
 from __future__ import annotations
 
 import itertools
 import json
 import tomllib
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+from tqdm.auto import tqdm
 
 from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
@@ -259,3 +264,70 @@ def write_manifest(sweep: Sweep) -> dict:
     sweep.out.mkdir(parents=True, exist_ok=True)
     atomic_write_json(path, new)
     return new
+
+
+@dataclass(frozen=True)
+class TaskResources:
+    """What each run of a sweep gets, and how many run at once."""
+
+    limit: int           # runs at once
+    num_gpus: float      # each run's share of a GPU (0 where there is none)
+    env: dict            # environment variables of the runs' processes
+
+    def options(self, retries: int) -> dict:
+        """A Ray task's options: its resources, and ``retries`` retries of a dead worker only."""
+        return {"num_cpus": 1, "num_gpus": self.num_gpus, "max_retries": retries, "retry_exceptions": False,
+                **({"runtime_env": {"env_vars": self.env}} if self.env else {})}
+
+
+def task_resources(resources: dict, max_concurrent: int | None = None, tasks_per_gpu: int = 1) -> TaskResources:
+    """One CPU a run, and where the machine or cluster (``{"CPU": n, "GPU": g}``, as
+    ``ray.cluster_resources()`` says) has GPUs, 1 / ``tasks_per_gpu`` of one: a run's kernels are
+    small (one HalfCheetah control run leaves most of an H200 idle), so several runs share a GPU
+    well, best under CUDA MPS. Runs that share a GPU must not each take 75% of its memory up
+    front, as JAX does by default. At once: at most ``max_concurrent`` [GPUs x tasks_per_gpu,
+    else the CPUs]."""
+    if tasks_per_gpu < 1:
+        raise ValueError(f"tasks_per_gpu must be at least 1, not {tasks_per_gpu}")
+    gpus = int(resources.get("GPU", 0))
+    limit = max(1, max_concurrent or gpus * tasks_per_gpu or int(resources.get("CPU", 1)))
+    shared = gpus > 0 and tasks_per_gpu > 1
+    return TaskResources(limit=limit, num_gpus=1 / tasks_per_gpu if gpus else 0,
+                         env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"} if shared else {})
+
+
+def plan(sweep: Sweep) -> tuple[list[SweepRun], dict]:
+    """The runs of ``sweep`` left to run (their folders read, a folder of another configuration
+    refused, ``OUT/sweep.json`` written), and the summary every engine returns, the finished
+    runs in it as skipped: {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
+    states = {r.path: run_state(r) for r in sweep.runs}
+    write_manifest(sweep)
+    summary = {"skipped": [str(r.path) for r in sweep.runs if states[r.path] == "done"],
+               "ran": [], "resumed": [], "failed": {}}
+    return [r for r in sweep.runs if states[r.path] != "done"], summary
+
+
+def drive(sweep: Sweep, todo: list[SweepRun], summary: dict, limit: int, start: Callable[[SweepRun], Hashable],
+          wait: Callable[[dict], tuple], progress: bool = True) -> dict:
+    """Run ``todo``, at most ``limit`` at once, in the spec's order, into ``summary``: the loop
+    every engine shares. ``start(run)`` launches a run and returns its handle; ``wait(pending)``
+    ({handle: run}) blocks until one of them is over, however many times its engine retried it,
+    and returns ``(handle, resumed, error)``: ``error`` None where it finished, ``resumed`` whether
+    its last attempt resumed a folder."""
+    queue, pending = list(todo), {}
+    bar = tqdm(total=len(sweep.runs), initial=len(summary["skipped"]), unit="run", desc="sweep",
+               dynamic_ncols=True, disable=not progress)
+    while queue or pending:
+        while queue and len(pending) < limit:
+            run = queue.pop(0)
+            pending[start(run)] = run
+        handle, resumed, error = wait(pending)
+        run = pending.pop(handle)
+        if error is None:
+            summary["resumed" if resumed else "ran"].append(str(run.path))
+        else:
+            summary["failed"][str(run.path)] = error
+        bar.update(1)
+        bar.set_postfix(running=len(pending), failed=len(summary["failed"]))
+    bar.close()
+    return summary

@@ -9,7 +9,7 @@ import ray
 from click.testing import CliRunner
 
 from resolvent.cli import main
-from resolvent.experiments.sweep import TaskResources, task_resources
+from resolvent.experiments.spec import TaskResources, task_resources
 
 NO_PREALLOCATE = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
