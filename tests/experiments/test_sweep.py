@@ -30,22 +30,11 @@ from resolvent.experiments.report import Cell, interval_estimates, iqm, read_swe
 from resolvent.experiments.spec import load_spec, parse_spec, run_one, run_state, write_manifest
 from resolvent.experiments.sweep import run_sweep
 
-TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
-        "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
-        "n_train_rewards": 8, "n_test_rewards": 4}
-SPEC = {"task": "evaluate", "seeds": 2, "fixed": TINY}
+from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, rows
+
 OPT_TINY = {"family": "pendulum-angle", "dataset": "replay", "methods": ["maxout", "vanilla"], "steps": 20,
             "eval_every": 10, "checkpoint_every": 10, "m": 16, "n_train_rewards": 8, "hidden": [16], "features": 8,
             "heads": 2, "eval_episodes": 2, "n_return_rewards": 2, "batch_size": 32}
-
-
-def rows(path):
-    return [{k: v for k, v in r.items() if k != "seconds"} for r in RunDir(path).read_metrics()]
-
-
-def final(path):
-    res = json.loads((path / "results.json").read_text())
-    return {m: {k: v for k, v in e.items() if k != "seconds"} for m, e in res["methods"].items()}
 
 
 @pytest.fixture(scope="module")
@@ -104,12 +93,8 @@ def test_tensorboard_events_match_metrics_after_the_resume(killed):
 
 
 def test_second_sweep_skips_finished_runs(killed):
-    grid = parse_spec(SPEC, out=killed["root"] / "killed")
-    before = {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs}
-    assert [run_state(r) for r in grid.runs] == ["done", "done"]
-    summary = run_sweep(grid, progress=False)
-    assert summary["skipped"] == [str(r.path) for r in grid.runs] and not summary["ran"] + summary["resumed"]
-    assert {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs} == before
+    assert_a_second_sweep_skips(parse_spec(SPEC, out=killed["root"] / "killed"),
+                                lambda grid: run_sweep(grid, progress=False))
 
 
 def test_a_run_is_done_only_once_its_last_entries_are_written(killed, tmp_path):

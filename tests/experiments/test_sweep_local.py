@@ -17,20 +17,7 @@ from resolvent.experiments import RunDir
 from resolvent.experiments.local import gpu_ids, least_busy, run_local
 from resolvent.experiments.spec import parse_spec, run_state
 
-TINY = {"family": "pendulum-angle", "methods": ["linear"], "preset": "paper", "steps": 1000, "log_every": 50,
-        "checkpoint_every": 100, "m": 16, "n_initial": 4, "hidden": [16], "features": 8, "gt_tol": 1e-3,
-        "n_train_rewards": 8, "n_test_rewards": 4}
-SPEC = {"task": "evaluate", "seeds": 2, "fixed": TINY}
-
-
-def rows(path):
-    return [{k: v for k, v in r.items() if k != "seconds"} for r in RunDir(path).read_metrics()]
-
-
-def final(path):
-    res = json.loads((path / "results.json").read_text())
-    return {m: {k: v for k, v in e.items() if k != "seconds"} for m, e in res["methods"].items()}
-
+from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, rows
 
 def kill_when(path, ready, sweep: threading.Thread) -> int:
     """SIGKILL the process that holds ``path``'s run lock once ``ready()``; its pid."""
@@ -75,12 +62,8 @@ def test_a_killed_process_is_started_again_and_resumes_to_the_uninterrupted_resu
 
 
 def test_a_second_local_sweep_skips_finished_runs(killed):
-    grid = parse_spec(SPEC, out=killed["root"] / "killed")
-    before = {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs}
-    assert [run_state(r) for r in grid.runs] == ["done", "done"]
-    summary = run_local(grid, progress=False)
-    assert summary["skipped"] == [str(r.path) for r in grid.runs] and not summary["ran"] + summary["resumed"]
-    assert {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs} == before
+    assert_a_second_sweep_skips(parse_spec(SPEC, out=killed["root"] / "killed"),
+                                lambda grid: run_local(grid, progress=False))
 
 
 def test_a_run_that_raises_fails_once_with_its_error(tmp_path):
