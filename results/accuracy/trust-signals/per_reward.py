@@ -16,7 +16,9 @@ Monte-Carlo truth in predictions.npz), the MSE over the set's rewards of:
   within ``tie`` of the best); **in the agreement band**: among those within ``tie`` of the best
   agreement with per-reward FQE on the held-out rewards;
 - **their median**: the median of every candidate's answer at each point (an answer no single
-  candidate gives);
+  candidate gives); **the long ones' median**: the same over the long expansions only (``+k150``,
+  ``+k400`` and ``+kauto`` of every operator: the horizons that the short ones' shared bias
+  does not reach); **the kautos' median**: over each operator's ``+kauto`` only;
 - **best per reward**: per reward, the candidate nearest the truth, in hindsight (a floor).
 """
 from __future__ import annotations
@@ -32,6 +34,7 @@ from resolvent.experiments.trust import choose_method, mean_over_heldout
 from resolvent.model import split_method
 
 SETS = ("train", "test", "probe")
+LONG = ("+k150", "+k400", "+kauto")      # the long expansions' suffixes
 KINDS = ("reset", "trajectory", "dataset")
 
 
@@ -66,7 +69,7 @@ def main() -> None:
         rule, band, agreeing = None, candidates, candidates
     head = ["set", "points", "best single", "its MSE"] + (["the rule"] if rule else []) + [
         "consensus", "consensus in the bands", "consensus in the agreement band", "their median",
-        "best per reward"]
+        "the long ones' median", "the kautos' median", "best per reward"]
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for s in SETS:
         for kind in KINDS:
@@ -86,11 +89,17 @@ def main() -> None:
             if rule:
                 cells.append(f"{err[rule].mean() / err[best].mean():.2f}x")
             floor = np.stack([err[m] for m in candidates]).min(0).mean()
-            median = ((np.median(np.stack(list(preds.values())), axis=0) - truth) ** 2).mean()
+
+            def median_of(among: list[str]) -> float:
+                return float(((np.median(np.stack([preds[m] for m in among]), axis=0) - truth) ** 2).mean())
+
             cells += [f"{per_reward(consensus_pick(preds, candidates), candidates) / err[best].mean():.2f}x",
                       f"{per_reward(consensus_pick(preds, band), band) / err[best].mean():.2f}x",
                       f"{per_reward(consensus_pick(preds, agreeing), agreeing) / err[best].mean():.2f}x",
-                      f"{median / err[best].mean():.2f}x", f"{floor / err[best].mean():.2f}x"]
+                      *(f"{median_of(among) / err[best].mean():.2f}x" if among else "-" for among in (
+                          candidates, [m for m in candidates if m.endswith(LONG)],
+                          [m for m in candidates if m.endswith("+kauto")])),
+                      f"{floor / err[best].mean():.2f}x"]
             print("| " + " | ".join(cells) + " |")
 
 
