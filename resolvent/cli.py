@@ -547,10 +547,10 @@ def sweep(spec, out, engine, address, max_concurrent, tasks_per_gpu, retries, dr
             summary = run_local(grid, max_concurrent, retries, tasks_per_gpu=tasks_per_gpu)
     except EXPECTED as e:
         fail(str(e))
-    click.echo(f"{len(summary['ran'])} ran, {len(summary['resumed'])} resumed, "
-               f"{len(summary['skipped'])} already finished, {len(summary['failed'])} failed")
-    if summary["failed"]:
-        fail("failed runs:\n" + "\n".join(f"  {path}: {why}" for path, why in summary["failed"].items()))
+    click.echo(f"{len(summary.ran)} ran, {len(summary.resumed)} resumed, "
+               f"{len(summary.skipped)} already finished, {len(summary.failed)} failed")
+    if summary.failed:
+        fail("failed runs:\n" + "\n".join(f"  {path}: {why}" for path, why in summary.failed.items()))
     click.echo(f"report: resolvent report {grid.out}")
 
 

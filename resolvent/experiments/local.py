@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from resolvent.experiments.rundir import RunDir
-from resolvent.experiments.spec import Sweep, SweepRun, drive, plan, run_one, task_resources
+from resolvent.experiments.spec import Sweep, SweepRun, SweepSummary, drive, plan, run_one, task_resources
 
 RAISED = 3      # a worker's exit code when its run raised (not retried)
 MARK = "sweep-local error: "
@@ -128,11 +128,11 @@ class Workers:
 
 
 def run_local(sweep: Sweep, max_concurrent: int | None = None, retries: int = 3, progress: bool = True,
-              tasks_per_gpu: int = 1) -> dict:
+              tasks_per_gpu: int = 1) -> SweepSummary:
     """Run every unfinished run of ``sweep`` in a process of its own on this machine, at most
     ``max_concurrent`` at once [its GPUs x ``tasks_per_gpu``, else its CPUs]; a process that dies
     is started again ``retries`` times, resuming. Stopping the sweep (Ctrl-C, SIGTERM) stops its
-    runs, which resume when it is started again. Returns what ``sweep.run_sweep`` returns."""
+    runs, which resume when it is started again. Returns what became of every run."""
     todo, summary = plan(sweep)
     if not todo:
         return summary

@@ -31,7 +31,7 @@ import itertools
 import json
 import tomllib
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from tqdm.auto import tqdm
@@ -296,26 +296,35 @@ def task_resources(resources: dict, max_concurrent: int | None = None, tasks_per
                          env={"XLA_PYTHON_CLIENT_PREALLOCATE": "false"} if shared else {})
 
 
-def plan(sweep: Sweep) -> tuple[list[SweepRun], dict]:
+@dataclass
+class SweepSummary:
+    """What a sweep did with each of its runs (their folders), whichever engine ran it."""
+
+    skipped: list[str] = field(default_factory=list)         # finished before the sweep
+    ran: list[str] = field(default_factory=list)             # run from the start
+    resumed: list[str] = field(default_factory=list)         # resumed from their checkpoints (a retry too)
+    failed: dict[str, str] = field(default_factory=dict)     # run folder -> its error
+
+
+def plan(sweep: Sweep) -> tuple[list[SweepRun], SweepSummary]:
     """The runs of ``sweep`` left to run (their folders read, a folder of another configuration
-    refused, ``OUT/sweep.json`` written), and the summary every engine returns, the finished
-    runs in it as skipped: {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
+    refused, ``OUT/sweep.json`` written), and the summary every engine fills, the finished runs
+    in it as skipped."""
     states = {r.path: run_state(r) for r in sweep.runs}
     write_manifest(sweep)
-    summary = {"skipped": [str(r.path) for r in sweep.runs if states[r.path] == "done"],
-               "ran": [], "resumed": [], "failed": {}}
+    summary = SweepSummary(skipped=[str(r.path) for r in sweep.runs if states[r.path] == "done"])
     return [r for r in sweep.runs if states[r.path] != "done"], summary
 
 
-def drive(sweep: Sweep, todo: list[SweepRun], summary: dict, limit: int, start: Callable[[SweepRun], Hashable],
-          wait: Callable[[dict], tuple], progress: bool = True) -> dict:
+def drive(sweep: Sweep, todo: list[SweepRun], summary: SweepSummary, limit: int,
+          start: Callable[[SweepRun], Hashable], wait: Callable[[dict], tuple], progress: bool = True) -> SweepSummary:
     """Run ``todo``, at most ``limit`` at once, in the spec's order, into ``summary``: the loop
     every engine shares. ``start(run)`` launches a run and returns its handle; ``wait(pending)``
     ({handle: run}) blocks until one of them is over, however many times its engine retried it,
     and returns ``(handle, resumed, error)``: ``error`` None where it finished, ``resumed`` whether
     its last attempt resumed a folder."""
     queue, pending = list(todo), {}
-    bar = tqdm(total=len(sweep.runs), initial=len(summary["skipped"]), unit="run", desc="sweep",
+    bar = tqdm(total=len(sweep.runs), initial=len(summary.skipped), unit="run", desc="sweep",
                dynamic_ncols=True, disable=not progress)
     while queue or pending:
         while queue and len(pending) < limit:
@@ -324,10 +333,10 @@ def drive(sweep: Sweep, todo: list[SweepRun], summary: dict, limit: int, start: 
         handle, resumed, error = wait(pending)
         run = pending.pop(handle)
         if error is None:
-            summary["resumed" if resumed else "ran"].append(str(run.path))
+            (summary.resumed if resumed else summary.ran).append(str(run.path))
         else:
-            summary["failed"][str(run.path)] = error
+            summary.failed[str(run.path)] = error
         bar.update(1)
-        bar.set_postfix(running=len(pending), failed=len(summary["failed"]))
+        bar.set_postfix(running=len(pending), failed=len(summary.failed))
     bar.close()
     return summary

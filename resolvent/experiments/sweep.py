@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ray
 
-from resolvent.experiments.spec import Sweep, drive, plan, run_one, task_resources
+from resolvent.experiments.spec import Sweep, SweepSummary, drive, plan, run_one, task_resources
 
 
 def failure(e: ray.exceptions.RayError) -> str:
@@ -24,11 +24,11 @@ def failure(e: ray.exceptions.RayError) -> str:
 
 
 def run_sweep(sweep: Sweep, address: str | None = None, max_concurrent: int | None = None, retries: int = 3,
-              progress: bool = True, tasks_per_gpu: int = 1) -> dict:
+              progress: bool = True, tasks_per_gpu: int = 1) -> SweepSummary:
     """Run every unfinished run of ``sweep`` as a Ray task (a local Ray unless ``address`` or an
     already initialised Ray says otherwise), each asking for what ``task_resources`` says, at
     most ``max_concurrent`` at once; a task whose worker dies is retried ``retries`` times,
-    resuming. Returns {"skipped", "ran", "resumed": [run folders], "failed": {run folder: error}}."""
+    resuming. Returns what became of every run."""
     todo, summary = plan(sweep)
     if not todo:
         return summary

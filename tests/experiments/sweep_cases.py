@@ -25,5 +25,5 @@ def assert_a_second_sweep_skips(grid, run_engine) -> None:
     before = {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs}
     assert [run_state(r) for r in grid.runs] == ["done"] * len(grid.runs)
     summary = run_engine(grid)
-    assert summary["skipped"] == [str(r.path) for r in grid.runs] and not summary["ran"] + summary["resumed"]
+    assert summary.skipped == [str(r.path) for r in grid.runs] and not summary.ran + summary.resumed
     assert {r.path: (r.path / "results.json").stat().st_mtime_ns for r in grid.runs} == before

@@ -52,8 +52,8 @@ def killed(local_ray, tmp_path_factory):
     reference = run_sweep(parse_spec({**SPEC, "seeds": [0]}, out=root / "reference"), progress=False)
     grid = parse_spec(SPEC, out=root / "killed")
     target = grid.runs[0].path
-    summary = {}
-    sweeper = threading.Thread(target=lambda: summary.update(run_sweep(grid, progress=False)))
+    summaries = []
+    sweeper = threading.Thread(target=lambda: summaries.append(run_sweep(grid, progress=False)))
     sweeper.start()
     deadline = time.monotonic() + 300
     while not (target / "checkpoints" / "linear.ckpt").exists():
@@ -63,16 +63,16 @@ def killed(local_ray, tmp_path_factory):
     midway = "linear" not in json.loads((target / "results.json").read_text())["methods"]
     os.kill(pid, signal.SIGKILL)
     sweeper.join(timeout=300)
-    return {"root": root, "grid": grid, "reference": reference, "summary": summary, "pid": pid, "midway": midway}
+    return {"root": root, "grid": grid, "reference": reference, "summary": summaries[0], "pid": pid, "midway": midway}
 
 
 def test_killed_worker_is_retried_and_resumes_to_the_uninterrupted_result(killed):
     root, summary = killed["root"], killed["summary"]
     assert killed["pid"] != os.getpid() and killed["midway"]
-    assert killed["reference"]["ran"] == [str(root / "reference" / "run" / "seed-0")]
-    assert summary["failed"] == {} and summary["skipped"] == []
-    assert summary["resumed"] == [str(root / "killed" / "run" / "seed-0")]     # the retry resumed
-    assert summary["ran"] == [str(root / "killed" / "run" / "seed-1")]
+    assert killed["reference"].ran == [str(root / "reference" / "run" / "seed-0")]
+    assert summary.failed == {} and summary.skipped == []
+    assert summary.resumed == [str(root / "killed" / "run" / "seed-0")]     # the retry resumed
+    assert summary.ran == [str(root / "killed" / "run" / "seed-1")]
     done, ref = root / "killed" / "run" / "seed-0", root / "reference" / "run" / "seed-0"
     assert rows(done) == rows(ref) and final(done) == final(ref)
     assert [r["step"] for r in rows(done)] == list(range(0, 1001, 50))
@@ -121,7 +121,7 @@ def test_a_run_another_process_writes_is_not_written_twice(local_ray, tmp_path):
     grid = parse_spec({**SPEC, "seeds": [5]}, out=tmp_path)
     with RunDir(grid.runs[0].path).writer():
         summary = run_sweep(grid, progress=False)
-    (path, why), = summary["failed"].items()
+    (path, why), = summary.failed.items()
     assert path == str(grid.runs[0].path) and f"in use by process {os.getpid()}" in why
     assert not (grid.runs[0].path / "config.json").exists()
 

@@ -37,21 +37,21 @@ def killed(tmp_path_factory):
     root = tmp_path_factory.mktemp("local")
     reference = run_local(parse_spec({**SPEC, "seeds": [0]}, out=root / "reference"), progress=False)
     grid = parse_spec(SPEC, out=root / "killed")
-    target, summary = grid.runs[0].path, {}
-    sweeper = threading.Thread(target=lambda: summary.update(run_local(grid, max_concurrent=2, progress=False)))
+    target, summaries = grid.runs[0].path, []
+    sweeper = threading.Thread(target=lambda: summaries.append(run_local(grid, max_concurrent=2, progress=False)))
     sweeper.start()
     pid = kill_when(target, lambda: (target / "checkpoints" / "linear.ckpt").exists(), sweeper)
     sweeper.join(timeout=300)
-    return {"root": root, "grid": grid, "reference": reference, "summary": summary, "pid": pid}
+    return {"root": root, "grid": grid, "reference": reference, "summary": summaries[0], "pid": pid}
 
 
 def test_a_killed_process_is_started_again_and_resumes_to_the_uninterrupted_result(killed):
     root, summary = killed["root"], killed["summary"]
     assert killed["pid"] != os.getpid()
-    assert killed["reference"]["ran"] == [str(root / "reference" / "run" / "seed-0")]
-    assert summary["failed"] == {} and summary["skipped"] == []
-    assert summary["resumed"] == [str(root / "killed" / "run" / "seed-0")]     # the second start resumed
-    assert summary["ran"] == [str(root / "killed" / "run" / "seed-1")]
+    assert killed["reference"].ran == [str(root / "reference" / "run" / "seed-0")]
+    assert summary.failed == {} and summary.skipped == []
+    assert summary.resumed == [str(root / "killed" / "run" / "seed-0")]     # the second start resumed
+    assert summary.ran == [str(root / "killed" / "run" / "seed-1")]
     done, ref = root / "killed" / "run" / "seed-0", root / "reference" / "run" / "seed-0"
     assert rows(done) == rows(ref) and final(done) == final(ref)
     assert [r["step"] for r in rows(done)] == list(range(0, 1001, 50))
@@ -72,7 +72,7 @@ def test_a_run_that_raises_fails_once_with_its_error(tmp_path):
     grid = parse_spec({**SPEC, "seeds": [5]}, out=tmp_path)
     with RunDir(grid.runs[0].path).writer():
         summary = run_local(grid, progress=False)
-    (path, why), = summary["failed"].items()
+    (path, why), = summary.failed.items()
     assert path == str(grid.runs[0].path) and why.startswith("RunInUseError: ")
     assert f"in use by process {os.getpid()}" in why
     assert not (grid.runs[0].path / "config.json").exists()
@@ -82,12 +82,12 @@ def test_a_run_that_raises_fails_once_with_its_error(tmp_path):
 
 def test_a_process_that_keeps_dying_fails_the_run_after_its_retries(tmp_path):
     grid = parse_spec({**SPEC, "seeds": [3]}, out=tmp_path)
-    target, summary = grid.runs[0].path, {}
-    sweeper = threading.Thread(target=lambda: summary.update(run_local(grid, retries=0, progress=False)))
+    target, summaries = grid.runs[0].path, []
+    sweeper = threading.Thread(target=lambda: summaries.append(run_local(grid, retries=0, progress=False)))
     sweeper.start()
     kill_when(target, lambda: (target / "run.lock").exists() and (target / "config.json").exists(), sweeper)
     sweeper.join(timeout=300)
-    (path, why), = summary["failed"].items()
+    (path, why), = summaries[0].failed.items()
     assert path == str(target) and why.startswith("its process died 1 times (the last: signal 9)")
     assert run_state(grid.runs[0]) == "resume"            # the next sweep resumes it
 
