@@ -75,7 +75,7 @@ class Workers:
         env = {**os.environ, **self.env, **({"CUDA_VISIBLE_DEVICES": gpu} if gpu is not None else {})}
         resumed = RunDir(run.path).config_path.is_file()
         run.path.parent.mkdir(parents=True, exist_ok=True)
-        with open(run.path.parent / f"{run.path.name}.log", "a") as log:
+        with open(self.log(run), "a") as log:
             log.write(f"\n--- start {starts} ({'resuming' if resumed else 'fresh'}) {time.strftime('%F %T')}\n")
             log.flush()
             process = subprocess.Popen(
@@ -107,6 +107,7 @@ class Workers:
             time.sleep(0.2)
 
     def log(self, run: SweepRun) -> Path:
+        """The run's output, ``OUT/CELL/seed-K.log``, beside its folder (every start appends)."""
         return run.path.parent / f"{run.path.name}.log"
 
     def error(self, run: SweepRun) -> str:

@@ -7,11 +7,8 @@ import json
 import os
 import runpy
 import shutil
-import signal
 import subprocess
 import sys
-import threading
-import time
 from pathlib import Path
 
 import jax
@@ -30,7 +27,7 @@ from resolvent.experiments.report import Cell, interval_estimates, iqm, read_swe
 from resolvent.experiments.spec import load_spec, parse_spec, run_one, run_state, write_manifest
 from resolvent.experiments.sweep import run_sweep
 
-from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, rows
+from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, killed_mid_run, rows
 
 OPT_TINY = {"family": "pendulum-angle", "dataset": "replay", "methods": ["maxout", "vanilla"], "steps": 20,
             "eval_every": 10, "checkpoint_every": 10, "m": 16, "n_train_rewards": 8, "hidden": [16], "features": 8,
@@ -48,22 +45,7 @@ def local_ray():
 def killed(local_ray, tmp_path_factory):
     """An uninterrupted run of seed 0, then the 2-run sweep whose seed-0 worker is killed (SIGKILL)
     right after its first checkpoint."""
-    root = tmp_path_factory.mktemp("sweep")
-    reference = run_sweep(parse_spec({**SPEC, "seeds": [0]}, out=root / "reference"), progress=False)
-    grid = parse_spec(SPEC, out=root / "killed")
-    target = grid.runs[0].path
-    summaries = []
-    sweeper = threading.Thread(target=lambda: summaries.append(run_sweep(grid, progress=False)))
-    sweeper.start()
-    deadline = time.monotonic() + 300
-    while not (target / "checkpoints" / "linear.ckpt").exists():
-        assert sweeper.is_alive() and time.monotonic() < deadline, "the run never checkpointed"
-        time.sleep(0.005)
-    pid = int((target / "run.lock").read_text().split()[0])
-    midway = "linear" not in json.loads((target / "results.json").read_text())["methods"]
-    os.kill(pid, signal.SIGKILL)
-    sweeper.join(timeout=300)
-    return {"root": root, "grid": grid, "reference": reference, "summary": summaries[0], "pid": pid, "midway": midway}
+    return killed_mid_run(lambda grid: run_sweep(grid, progress=False), tmp_path_factory.mktemp("sweep"))
 
 
 def test_killed_worker_is_retried_and_resumes_to_the_uninterrupted_result(killed):

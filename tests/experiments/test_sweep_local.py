@@ -5,11 +5,9 @@ after its retries; GPUs are handed out the least busy first; the CLI runs it whe
 installed."""
 import json
 import os
-import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
@@ -17,37 +15,19 @@ from resolvent.experiments import RunDir
 from resolvent.experiments.local import gpu_ids, least_busy, run_local
 from resolvent.experiments.spec import parse_spec, run_state
 
-from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, rows
-
-def kill_when(path, ready, sweep: threading.Thread) -> int:
-    """SIGKILL the process that holds ``path``'s run lock once ``ready()``; its pid."""
-    deadline = time.monotonic() + 300
-    while not ready():
-        assert sweep.is_alive() and time.monotonic() < deadline, "the run never got there"
-        time.sleep(0.005)
-    pid = int((path / "run.lock").read_text().split()[0])
-    os.kill(pid, signal.SIGKILL)
-    return pid
-
+from sweep_cases import SPEC, TINY, assert_a_second_sweep_skips, final, kill_when, killed_mid_run, rows
 
 @pytest.fixture(scope="module")
 def killed(tmp_path_factory):
     """An uninterrupted run of seed 0, then the 2-run sweep whose seed-0 process is killed right
     after its first checkpoint, both with the local engine."""
-    root = tmp_path_factory.mktemp("local")
-    reference = run_local(parse_spec({**SPEC, "seeds": [0]}, out=root / "reference"), progress=False)
-    grid = parse_spec(SPEC, out=root / "killed")
-    target, summaries = grid.runs[0].path, []
-    sweeper = threading.Thread(target=lambda: summaries.append(run_local(grid, max_concurrent=2, progress=False)))
-    sweeper.start()
-    pid = kill_when(target, lambda: (target / "checkpoints" / "linear.ckpt").exists(), sweeper)
-    sweeper.join(timeout=300)
-    return {"root": root, "grid": grid, "reference": reference, "summary": summaries[0], "pid": pid}
+    return killed_mid_run(lambda grid: run_local(grid, max_concurrent=2, progress=False),
+                          tmp_path_factory.mktemp("local"))
 
 
 def test_a_killed_process_is_started_again_and_resumes_to_the_uninterrupted_result(killed):
     root, summary = killed["root"], killed["summary"]
-    assert killed["pid"] != os.getpid()
+    assert killed["pid"] != os.getpid() and killed["midway"]
     assert killed["reference"].ran == [str(root / "reference" / "run" / "seed-0")]
     assert summary.failed == {} and summary.skipped == []
     assert summary.resumed == [str(root / "killed" / "run" / "seed-0")]     # the second start resumed
