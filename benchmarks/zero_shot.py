@@ -17,7 +17,8 @@ state-action pairs of the dataset, warm (the median of ``--repeats`` after one c
 - ``fqe_seconds``, ``fqe_steps``: the per-reward FQE oracle (same data and hyper-parameters),
   trained on that reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most
   the method's (``reached``; else the whole ``--fqe-steps``, and ``ratio`` is a lower bound);
-- ``ratio``: FQE training seconds to the same MSE over ``answer_ms``.
+- ``ratio``: FQE training seconds to the same MSE over ``answer_ms``; ``rolled_ratio`` (an
+  expansion): over ``rolled_ms``, a new reward at points already rolled out.
 
 Each operator of a policy-scored run also answers by its model-based expansion ``METHOD+kK``
 (``--horizons``, default the run's own): ``rollout_ms`` is the one-step model's K-step rollout
@@ -203,6 +204,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
         r.update(fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),
                  reached=mse <= r["mse"], ratio=round(1e3 * seconds / r["answer_ms"], 1),
+                 **({"rolled_ratio": round(1e3 * seconds / r["rolled_ms"], 1)} if "rolled_ms" in r else {}),
                  mse=round(r["mse"], 4),
                  **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms")
                     if k in r})

@@ -65,6 +65,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
         for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
             assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + r["rolled_ms"], abs=2e-3)
+            assert r["rolled_ratio"] >= r["ratio"] > 0      # the same FQE time over the reward's part alone
         for r in (r for r in results if "+kauto" in r["method"]):   # the choice's rollout at new points
             assert r["chosen"] in (0, 2) and 0 < r["rolled_ms"]
     if script == "ablation.py":
