@@ -255,5 +255,16 @@ def test_auto_keeps_the_longest_expansion_among_the_tied():
     assert "the best on agreement: favor" in pick["why"] and "the best on consistency: sf+k60" in pick["why"]
     methods["sf+k60"]["trust_bellman_each"] = {"heldout-0": [0.9], "heldout-1": [0.9]}
     assert choose_method(methods, tuple(methods), tie=0.2)["chosen"] == "favor+k60"
+    # a residual band that holds every candidate tells none apart: agreement alone decides (else
+    # sf+k60, the longest expansion, far from FQE, would be kept through it); one it leaves out
+    # brings the band back
+    for m in methods:
+        methods[m]["trust_bellman_each"] = {"heldout-0": [1.0], "heldout-1": [1.0]}
+    pick = choose_method(methods, tuple(methods), tie=0.2)
+    assert pick["chosen"] == "favor+k60" and "tells none apart" in pick["why"]
+    assert "sf+k60" not in pick["why"].split("within")[1]
+    methods["favor"]["trust_bellman_each"] = {"heldout-0": [5.0], "heldout-1": [5.0]}
+    pick = choose_method(methods, tuple(methods), tie=0.2)
+    assert "tells none apart" not in pick["why"] and "sf+k60" in pick["why"].split("on consistency:")[1]
     with pytest.raises(ValueError, match="auto_tie"):
         EvaluateConfig(auto_tie=-0.1)

@@ -12,9 +12,10 @@ Monte-Carlo truth in predictions.npz), the MSE over the set's rewards of:
 - **consensus**: per reward, the candidate whose answers at the points are nearest (mean squared
   distance) to the median of every candidate's answers there. It needs no truth and no oracle:
   only the candidates' own answers for that reward at the points asked about;
-- **consensus in the bands**: the same, among (and the median of) the rule's band (agreement or Bellman residual
-  within ``tie`` of the best); **in the agreement band**: among those within ``tie`` of the best
-  agreement with per-reward FQE on the held-out rewards;
+- **consensus in the bands**: the same, among (and the median of) the rule's band (agreement or
+  Bellman residual within ``tie`` of the best; a residual band holding every candidate left out, as
+  the rule does); **in the agreement band**: among those within ``tie`` of the best agreement with
+  per-reward FQE on the held-out rewards;
 - **their median**: the median of every candidate's answer at each point (an answer no single
   candidate gives); **the long ones' median**: the same over the long expansions only (``+k150``,
   ``+k400`` and ``+kauto`` of every operator: the horizons that the short ones' shared bias
@@ -63,7 +64,8 @@ def main() -> None:
         def within(sc: dict) -> set:
             return {m for m, v in sc.items() if v <= (1 + args.tie) * min(sc.values())}
 
-        band, agreeing = sorted(within(agreement) | within(bellman)), sorted(within(agreement))
+        residual = within(bellman) if len(within(bellman)) < len(candidates) else set()   # none if it holds all
+        band, agreeing = sorted(within(agreement) | residual), sorted(within(agreement))
         print(f"the rule: {rule}; its band: {', '.join(band)}; the agreement band: {', '.join(agreeing)}\n")
     else:
         rule, band, agreeing = None, candidates, candidates
