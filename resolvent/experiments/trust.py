@@ -72,6 +72,19 @@ def mean_over_heldout(entry: dict, key: str) -> float | None:
     return float(np.mean([np.mean(v) for v in each.values()])) if each else None
 
 
+def tie_bands(agreement: dict[str, float], bellman: dict[str, float],
+              tie: float) -> tuple[dict[str, list[str]], bool]:
+    """auto's bands: per signal (``agreement``, and ``consistency`` where every candidate has a
+    Bellman residual), the candidates within ``tie`` (a fraction) of the best. A residual band
+    that holds every candidate tells none apart and is left out; the bool says it was."""
+    bands = {"agreement": agreement, **({"consistency": bellman} if len(bellman) == len(agreement) else {})}
+    kept = {name: [m for m, v in sc.items() if v <= (1.0 + tie) * min(sc.values())] for name, sc in bands.items()}
+    blind = len(agreement) > 1 and len(kept.get("consistency", ())) == len(agreement)   # tells none apart
+    if blind:
+        del kept["consistency"]
+    return kept, blind
+
+
 def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) -> dict:
     """``{"chosen", "why", "mean_trust_rel_rmse", "mean_trust_bellman"}`` from results.json's
     ``methods`` entries. Two signals, each blind where the other sees:
@@ -98,11 +111,8 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
         raise ValueError(f"method auto needs the trust report of its candidates {list(candidates)}")
     bellman = {m: mean_over_heldout(methods[m], "trust_bellman_each") for m in scores}
     bellman = {m: v for m, v in bellman.items() if v is not None}
-    bands = {"agreement": scores, **({"consistency": bellman} if len(bellman) == len(scores) else {})}
-    kept = {name: [m for m, v in sc.items() if v <= (1.0 + tie) * min(sc.values())] for name, sc in bands.items()}
-    blind = len(scores) > 1 and len(kept.get("consistency", ())) == len(scores)   # tells none apart
-    if blind:
-        del kept["consistency"]
+    kept, blind = tie_bands(scores, bellman, tie)
+    residual = blind or "consistency" in kept                  # every candidate has its Bellman residual
     tied = sorted({m for ms in kept.values() for m in ms})
     chosen = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -scores[m]))
     n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
@@ -112,7 +122,7 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
 
     why = (f"agreement with per-reward FQE on held-out rewards at dataset states (mean relative RMSE: "
            f"{rank(scores)})")
-    if "consistency" in bands:
+    if residual:
         why += f" and Bellman residual on the data's transitions ({rank(bellman)})"
     why += f", {n} seed{'s' if n > 1 else ''}"
     band = f"within {tie:.0%} of the best" if tie else "the best"
@@ -122,4 +132,4 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     if len(tied) > 1:
         why += "; of these the longest expansion kept"
     return {"chosen": chosen, "why": why, "mean_trust_rel_rmse": scores,
-            **({"mean_trust_bellman": bellman} if "consistency" in bands else {})}
+            **({"mean_trust_bellman": bellman} if residual else {})}

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
-from resolvent.experiments.trust import choose_method, mean_over_heldout
+from resolvent.experiments.trust import choose_method, mean_over_heldout, tie_bands
 from resolvent.model import AUTO, horizon_rank, split_method
 
 
@@ -43,11 +43,12 @@ def main() -> None:
     def rule_order(m: str) -> tuple:
         return horizon_rank(split_method(m)[1]), -agreement[m]
 
-    residual = band(bellman) if len(band(bellman)) < len(candidates) else set()   # the rule's: none if blind
+    kept, _ = tie_bands(agreement, bellman, args.tie)                  # the rule's bands
+    tied = sorted({m for ms in kept.values() for m in ms})
     picks = {"the rule": choose_method(methods, candidates, args.tie)["chosen"],
-             "kauto first": max(sorted(band(agreement) | residual), key=kauto_first),
+             "kauto first": max(tied, key=kauto_first),
              "agreement band": max(sorted(band(agreement)), key=rule_order)}
-    assert picks["the rule"] == max(sorted(band(agreement) | residual), key=rule_order)
+    assert picks["the rule"] == max(tied, key=rule_order)
     print(f"agreement band: {', '.join(sorted(band(agreement)))}\nBellman band: {', '.join(sorted(band(bellman)))}")
     print("\n| MSE | best candidate | its MSE | " + " | ".join(f"{k}: {v}" for k, v in picks.items())
           + " |\n|---|---|---|" + "---|" * len(picks))

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
-from resolvent.experiments.trust import choose_method, mean_over_heldout
+from resolvent.experiments.trust import choose_method, mean_over_heldout, tie_bands
 from resolvent.model import split_method
 
 SETS = ("train", "test", "probe")
@@ -61,11 +61,8 @@ def main() -> None:
         rule = choose_method(methods, tuple(candidates), args.tie)["chosen"]
         agreement = {m: mean_over_heldout(methods[m], "trust_rel_rmse_each") for m in candidates}
         bellman = {m: mean_over_heldout(methods[m], "trust_bellman_each") for m in candidates}
-        def within(sc: dict) -> set:
-            return {m for m, v in sc.items() if v <= (1 + args.tie) * min(sc.values())}
-
-        residual = within(bellman) if len(within(bellman)) < len(candidates) else set()   # none if it holds all
-        band, agreeing = sorted(within(agreement) | residual), sorted(within(agreement))
+        kept, _ = tie_bands(agreement, bellman, args.tie)          # the rule's bands
+        band, agreeing = sorted({m for ms in kept.values() for m in ms}), sorted(kept["agreement"])
         print(f"the rule: {rule}; its band: {', '.join(band)}; the agreement band: {', '.join(agreeing)}\n")
     else:
         rule, band, agreeing = None, candidates, candidates
