@@ -5,6 +5,7 @@ import errno
 import io
 import json
 import os
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -16,11 +17,12 @@ class DiskFullError(OSError):
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> None:
     """Write ``data`` to a temporary file, then rename it over ``path``: a failure leaves
-    ``path`` as it was and no temporary file behind."""
+    ``path`` as it was and no temporary file behind. Each write has a temporary file of its own,
+    so processes writing one file at once (runs filling one cache) each rename a whole file."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
+    tmp = path.with_name(f"{path.name}.{os.getpid()}-{uuid.uuid4().hex[:8]}.tmp")
     try:
-        with open(tmp, "wb") as f:
+        with open(tmp, "xb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())

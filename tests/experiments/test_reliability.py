@@ -109,6 +109,25 @@ def test_full_disk_leaves_no_temporary_file_and_changes_nothing(tmp_path, monkey
     assert snapshot(out) == before and not list(out.rglob("*.tmp"))
 
 
+def test_two_writers_of_one_file_at_once_both_finish(tmp_path, monkeypatch):
+    """Runs filling one cache (the ground truth of a dataset that ten seeds share) write one file
+    at once: a second write that starts and ends while the first is between its write and its
+    rename must not take the first one's temporary file (the rename then failed, and the run)."""
+    import resolvent.io as rio
+
+    target, fsync, nested = tmp_path / "cache.npz", rio.os.fsync, []
+
+    def other_process_writes_meanwhile(fd):
+        fsync(fd)
+        if not nested:
+            nested.append(True)
+            atomic_write_bytes(target, b"second")
+
+    monkeypatch.setattr(rio.os, "fsync", other_process_writes_meanwhile)
+    atomic_write_bytes(target, b"first")
+    assert nested and target.read_bytes() == b"first" and [p.name for p in tmp_path.iterdir()] == ["cache.npz"]
+
+
 def test_damaged_ground_truth_cache_is_rebuilt(tmp_path):
     from resolvent.evaluation import load_ground_truth
     from resolvent.families import get_family
