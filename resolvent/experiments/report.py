@@ -45,11 +45,15 @@ from resolvent.experiments.plots import COLORS, FAMILY_ORDER, KIND_ORDER, LABELS
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes, atomic_write_json  # noqa: E402
 
-METRICS = {"evaluate": ("train_mse", "test_mse", "probe_mse", "train_r2", "test_r2", "probe_r2"),
+# evaluate: at the reset points, then at the dataset's states (``data_*``, where runs score them:
+# on the MuJoCo families the true Q varies there and hardly at all at the reset points)
+METRICS = {"evaluate": ("train_mse", "test_mse", "probe_mse", "train_r2", "test_r2", "probe_r2",
+                        "data_test_mse", "data_test_r2", "data_probe_r2"),
            "optimize": ("return", "test_return")}
 NAMES = {"train_mse": "train MSE", "test_mse": "test MSE", "probe_mse": "probe MSE", "train_r2": "train R^2",
-         "test_r2": "test R^2", "probe_r2": "probe R^2", "return": "return (original reward)",
-         "test_return": "return (test rewards, mean)"}
+         "test_r2": "test R^2", "probe_r2": "probe R^2", "data_test_mse": "test MSE, data states",
+         "data_test_r2": "test R^2, data states", "data_probe_r2": "probe R^2, data states",
+         "return": "return (original reward)", "test_return": "return (test rewards, mean)"}
 SMALL_FILES = ("config.json", "metrics.jsonl", "results.json")
 
 

@@ -120,6 +120,9 @@ def test_report_of_the_sweep(killed, tmp_path):
     assert float(got["test_mse"]["iqm"]) == pytest.approx(np.mean(finals))      # two seeds: nothing trimmed
     assert min(finals) <= float(got["test_mse"]["ci_low"]) <= float(got["test_mse"]["ci_high"]) <= max(finals)
     assert "| linear | 2/2 |" in written["report.md"].read_text()
+    data = [final(root / "run" / f"seed-{s}")["linear"]["data_test_r2"][0] for s in (0, 1)]   # where Q varies
+    assert float(got["data_test_r2"]["iqm"]) == pytest.approx(np.mean(data))
+    assert "test R^2, data states" in written["report.md"].read_text()
     # the copied small files report again to the same table
     again = report(tmp_path, tmp_path / "again", reps=500)
     assert again["report.csv"].read_text() == written["report.csv"].read_text()

@@ -3,8 +3,10 @@
 
 JOBS_FILE (default .gpu/jobs/jobs.json, written by make_jobs.py): [{name, task, config, path,
 group}]. Group ``ope`` runs niced and at float32 'highest' matmul precision (so its seeds match the
-CPU seeds of the same cells). ONLY=GROUP,... runs those groups alone (a second call on a warm
-machine resumes them from their checkpoints); DEADLINE (s) stops whatever is alive.
+CPU seeds of the same cells). ONLY=GROUP,... runs those groups alone; a run whose results.json is
+complete is skipped, so a second call on a warm machine resumes the others from their checkpoints.
+MAX (default all) runs at once, the rest queued in the list's order; none starts after START_BY (s);
+DEADLINE (s) stops whatever is alive. RH is the runs' $RESOLVENT_HOME (cached ground truth).
 
     pip install --no-index --no-deps --target /tmp/site .whl/*.whl
     PYTHONPATH=/tmp/site:$PWD DEADLINE=535 python3 results/ope-operators/gpu/drive_jobs.py
@@ -29,6 +31,8 @@ JOBS = json.loads(JOBS_FILE.read_text())
 ONLY = os.environ.get("ONLY", "")
 if ONLY:
     JOBS = [j for j in JOBS if j["group"] in ONLY.split(",")]
+MAX = int(os.environ.get("MAX", len(JOBS)))
+START_BY = float(os.environ.get("START_BY", DEADLINE))
 KEEP = ("config.json", "metrics.jsonl", "results.json")
 env = dict(os.environ, MINARI_DATASETS_PATH=os.environ.get("MINARI", str(ROOT / ".gpu/minari")),
            XLA_PYTHON_CLIENT_PREALLOCATE="false", RESOLVENT_HOME=os.environ.get("RH", "/tmp/rh"), MPLBACKEND="Agg",
@@ -62,20 +66,37 @@ RUNNER = ("import json, sys; from resolvent.experiments.spec import run_one; "
           "print('DONE', flush=True)")
 
 procs = {}
-for i, j in enumerate(JOBS):
+paths = {j["name"]: RUNS / j["path"] for j in JOBS}
+
+
+def complete(name) -> bool:
+    f = paths[name] / "results.json"
+    return f.is_file() and '"complete": true' in f.read_text()
+
+
+queue = [i for i, j in enumerate(JOBS) if not complete(j["name"])]
+print(f"[{el():.0f}s] {len(JOBS) - len(queue)} runs complete already; {len(queue)} to run, {MAX} at once",
+      flush=True)
+
+
+def start(i):
+    j = JOBS[i]
     e = dict(env)
     pre = []
     if j["group"] == "ope":
         e["JAX_DEFAULT_MATMUL_PRECISION"] = "highest"
         pre = ["nice", "-n", "5"]
     (RUNS / j["path"]).parent.mkdir(parents=True, exist_ok=True)
-    log = open(LOGS / f"{j['name']}.log", "w")
+    log = open(LOGS / f"{j['name']}.log", "a")
     procs[j["name"]] = subprocess.Popen(pre + [sys.executable, "-c", RUNNER, str(JOBS_FILE), str(i),
                                               str(RUNS / j["path"])], stdout=log, stderr=subprocess.STDOUT,
                                         env=e, cwd="/tmp")
-    if ONLY == "" and JOBS[i]["group"] == "opi" and (i + 1 == len(JOBS) or JOBS[i + 1]["group"] != "opi"):
+    if ONLY == "" and j["group"] == "opi" and (i + 1 == len(JOBS) or JOBS[i + 1]["group"] != "opi"):
         time.sleep(20)     # the control runs compile first
-paths = {j["name"]: RUNS / j["path"] for j in JOBS}
+
+
+while queue and len(procs) < MAX:
+    start(queue.pop(0))
 
 
 def progress(name):
@@ -122,6 +143,10 @@ while True:
         ndone_packed = len(done)
         pack()
         last_pack = el()
+    while queue and len(alive) < MAX and el() < START_BY:
+        i = queue.pop(0)
+        start(i)
+        alive.append(JOBS[i]["name"])
     if not alive:
         break
     if el() > DEADLINE:

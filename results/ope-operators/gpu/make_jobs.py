@@ -1,9 +1,13 @@
-"""The job list that drive_jobs.py ran on a lent H200 (2026-11-26, second session): the
-HalfCheetah-Vel control seeds 3, 8 and 9 of opi-halfcheetah.toml, and the Pendulum-Angle runs of
-ope-operators-pendulum.toml that no CPU was training (expert seed 9, replay and medium seeds 0-9),
-each with the configuration its spec gives it.
+"""The job lists that drive_jobs.py ran on lent GPU machines, each run with the configuration its
+spec gives it:
 
-    python results/ope-operators/gpu/make_jobs.py .gpu/jobs/jobs.json
+- ``h200``: the second session of 2026-11-26 on an H200: the HalfCheetah-Vel control seeds 3, 8
+  and 9 of opi-halfcheetah.toml, and the Pendulum-Angle runs of ope-operators-pendulum.toml that no
+  CPU was training (expert seed 9, replay and medium seeds 0-9).
+- ``halfcheetah``: the third session, on an H100: the HalfCheetah-Vel runs of ope-operators.toml
+  that no CPU had finished (replay seeds 4-9, expert and medium seeds 0-9).
+
+    python results/ope-operators/gpu/make_jobs.py .gpu/jobs/jobs.json halfcheetah
 """
 import json
 import sys
@@ -12,22 +16,27 @@ from pathlib import Path
 from resolvent.experiments.spec import load_spec
 
 
-def jobs() -> list[dict]:
-    out = []
-    for r in load_spec("results/opi-halfcheetah.toml").runs:
-        if r.seed in (3, 8, 9):
-            out.append({"name": f"opi-{r.cell}-seed-{r.seed}", "task": "optimize", "group": "opi",
-                        "config": json.loads(json.dumps(r.config.to_dict())), "path": f"opi/{r.cell}/seed-{r.seed}"})
-    for r in load_spec("results/ope-operators-pendulum.toml").runs:
-        if not r.cell.endswith("expert") or r.seed == 9:
-            out.append({"name": f"ope-{r.cell}-seed-{r.seed}", "task": "evaluate", "group": "ope",
-                        "config": json.loads(json.dumps(r.config.to_dict())),
-                        "path": f"ope-operators/{r.cell}/seed-{r.seed}"})
-    return out
+def select(spec: str, task: str, group: str, keep) -> list[dict]:
+    """The runs of ``spec`` for which ``keep(cell, seed)`` holds, as drive_jobs.py's jobs."""
+    folder = Path(load_spec(spec).out).name
+    return [{"name": f"{group}-{r.cell}-seed-{r.seed}", "task": task, "group": group,
+             "config": json.loads(json.dumps(r.config.to_dict())), "path": f"{folder}/{r.cell}/seed-{r.seed}"}
+            for r in load_spec(spec).runs if keep(r.cell, r.seed)]
+
+
+LISTS = {
+    "h200": lambda: (select("results/opi-halfcheetah.toml", "optimize", "opi", lambda c, s: s in (3, 8, 9))
+                     + select("results/ope-operators-pendulum.toml", "evaluate", "ope",
+                              lambda c, s: not c.endswith("expert") or s == 9)),
+    "halfcheetah": lambda: select("results/ope-operators.toml", "evaluate", "ope",
+                                  lambda c, s: c.startswith("halfcheetah-vel")
+                                  and not (c.endswith("replay") and s < 4)),
+}
 
 
 if __name__ == "__main__":
-    path = Path(sys.argv[1])
+    path, which = Path(sys.argv[1]), sys.argv[2]
+    jobs = LISTS[which]()
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(jobs()))
-    print(f"{path}: {len(jobs())} runs")
+    path.write_text(json.dumps(jobs))
+    print(f"{path}: {len(jobs)} runs")
