@@ -30,7 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.expansion import Expansion, Rollouts, expand, expanded_q
-from resolvent.algorithms.horizon import Stretches, choose, member_spread, model_errors, validate
+from resolvent.algorithms.horizon import Stretches, choose, model_errors, point_spread, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
@@ -250,7 +250,7 @@ class OperatorModel:
             parts = self.rollouts.parts(self.onestep, observations, actions, max(candidates))
             if len(parts) > 1:   # too many points for one rollout in memory: every candidate, part by part
                 spread, answers = self._in_parts(reward, observations, actions, candidates, parts, answer=True)
-                k = self._choose(reward, observations, actions, spread) if horizon == AUTO else horizon
+                k = self._choose(reward, observations, actions, spread)[0] if horizon == AUTO else horizon
                 q = answers[candidates.index(k)]
             elif (k := self.choose_horizon(reward, observations, actions) if horizon == AUTO else horizon):
                 q = expanded_q(self.expansion(observations, actions, k), reward,
@@ -300,7 +300,14 @@ class OperatorModel:
         (``algorithms/horizon.py``): e_model the one-step model's members' spread over the first k
         steps under pi from the points (a model of one kept member: its error along the data's
         ``stretches``), e_op the spread of this operator's and its ``peers``' answers there."""
-        return self._choose(reward, observations, actions, None)
+        return self._choose(reward, observations, actions, None)[0]
+
+    def choose_horizons(self, reward: Reward, observations, actions, groups: list[slice]) -> list[int]:
+        """``choose_horizon`` for each group of the points (e.g. a batch's reset points, its
+        trajectory points and its dataset states), from one rollout at all of them: each group's
+        e_model and e_op are the means over its own points, so one kind of points does not choose
+        for another (where the model drifts from the data's states but not along pi's own path)."""
+        return self._choose(reward, observations, actions, None, groups)
 
     def _candidates(self) -> tuple[int, ...]:
         """Horizon "auto"'s candidates, 0 and ``horizons``; one clear error where it cannot choose."""
@@ -313,42 +320,48 @@ class OperatorModel:
                              f"{'an ensemble' if self.spread_checks() else 'no ensemble and no stretches'})")
         return (0, *self.horizons)
 
-    def _choose(self, reward: Reward, observations, actions, spread: np.ndarray | None) -> int:
-        """``choose_horizon``, its e_model from ``spread`` where the ensemble's spread was already
-        summed over the parts of the points (``_in_parts``; None: from one rollout at them)."""
+    def _choose(self, reward: Reward, observations, actions, spread: np.ndarray | None,
+                groups: list[slice] | None = None) -> list[int]:
+        """``choose_horizons`` (``groups`` None: all the points, one group), its e_model from
+        ``spread`` (K, b) where the ensemble's spread at each point was already made part by part
+        (``_in_parts``; None: from one rollout at the points)."""
         candidates = self._candidates()
         self._check_rollout()
         answers = np.stack([m.q_values(reward, observations, actions, seed=None, horizon=0).mean(0)
                             for m in (self, *self.peers)])                     # (M, b)
-        e_op = float(answers.var(0).mean())
+        e_op = answers.var(0)                                                  # (b,)
         if not self.spread_checks():
             tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
             if self._validation is None or self._validation[0] != tag:   # reward-independent: once
                 self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
-            e_model = model_errors(self._validation[1], self.stretches, reward, candidates, self.gamma)
+            e_model = model_errors(self._validation[1], self.stretches, reward, candidates, self.gamma)[:, None]
         elif spread is not None:
             e_model = spread
         else:
             parts = self.rollouts.parts(self.onestep, observations, actions, max(candidates))
-            e_model = (member_spread(self.expansion(observations, actions, max(candidates)), reward,
-                                     candidates, self.gamma) if len(parts) == 1 else
+            e_model = (point_spread(self.expansion(observations, actions, max(candidates)), reward,
+                                    candidates, self.gamma) if len(parts) == 1 else
                        self._in_parts(reward, observations, actions, candidates, parts, answer=False)[0])
-        return choose(e_model, e_op, candidates, self.gamma)
+
+        def head(g: slice) -> np.ndarray:                  # a group's e_model (K,); the stretches' is one
+            return e_model[:, 0] if e_model.shape[1] == 1 else e_model[:, g].mean(1)
+
+        return [choose(head(g), float(e_op[g].mean()), candidates, self.gamma) for g in (groups or [slice(None)])]
 
     def _in_parts(self, reward: Reward, observations, actions, candidates: tuple[int, ...], parts: list[slice],
                   answer: bool) -> tuple[np.ndarray, np.ndarray | None]:
         """The expansion at points too many for one rollout in memory (``Rollouts.parts``), part by
         part, each part's rollout of the longest candidate made and dropped: the ensemble's spread
-        e_model(r, k) of every candidate k (K,), the mean over the parts weighted by their points,
-        and, with ``answer``, G_k[r] at every point for every k and seed (K, S, b). Every point's
-        rollout, member weights and sums are its own: the answers of one rollout at all points."""
+        e_model(r, k) of every candidate k at every point (K, b), and, with ``answer``, G_k[r] at
+        every point for every k and seed (K, S, b). Every point's rollout, member weights and sums
+        are its own: the answers of one rollout at all points."""
         observations, actions = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
-        n, spread, answers = len(observations), np.zeros(len(candidates)), []
+        spread, answers = np.zeros((len(candidates), len(observations))), []
         for part in parts:
             obs, act = observations[part], actions[part]
             ex = expand(self.onestep, self.target_policy, obs, act, max(candidates))
             if self.spread_checks() and len(candidates) > 1:
-                spread += member_spread(ex, reward, candidates, self.gamma) * len(obs) / n
+                spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:
                 tail = lambda s, a: self._q(reward, s, a)  # noqa: E731 - G[r] at (s_k, pi(s_k))
                 answers.append(np.stack([expanded_q(ex.prefix(k), reward, tail, self.gamma) if k

@@ -251,9 +251,21 @@ def test_horizon_chosen_per_reward(policy_run):
     np.testing.assert_array_equal(model.q_values(height, obs, act), model.q_values(height, obs, act, horizon=k))
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(model.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
-    entry = json.loads((policy_run / "results.json").read_text())["methods"]["favor+kauto"]
+    # several groups of points at once: each chooses as it would alone
+    two = (np.array([[0.5, 0.5, 0.0], [-0.3, 0.9, 1.0]], np.float32), np.array([[0.5], [-1.0]], np.float32))
+    both_obs, both_act = np.concatenate([obs, two[0]]), np.concatenate([act, two[1]])
+    assert model.choose_horizons(height, both_obs, both_act, [slice(0, 2), slice(2, 4)]) == [
+        model.choose_horizon(height, obs, act), model.choose_horizon(height, *two)]
+    # the run chose per reward and kind of points, and kauto's answer at each kind is that k's
+    results = json.loads((policy_run / "results.json").read_text())
+    entry = results["methods"]["favor+kauto"]
     assert entry["horizon"] == "auto" and set(entry["horizon_each"]) >= {"train", "test", "probe"}
-    assert set(entry["horizon_each"]["probe"].values()) <= {0, 10, 30, 60, 150, 400}
+    pred = np.load(policy_run / "predictions.npz")
+    for i, each in enumerate(entry["horizon_each"]["probe"].values()):
+        assert set(each) == set(results["eval_points"]) and set(each.values()) <= set(candidates)
+        for kind, k in each.items():
+            fixed = pred[f"favor{f'+k{k}' if k else ''}|probe|{kind}|pred"][..., i, :]   # k = 0: training's
+            np.testing.assert_allclose(pred[f"favor+kauto|probe|{kind}|pred"][..., i, :], fixed, rtol=1e-4)
     with pytest.raises(ValueError, match="horizon 'auto' chooses"):
         resolvent.load(policy_run, "favor").q_values(height, obs, act, horizon="auto")
     with pytest.raises(ValueError, match="or OPERATOR\\+kauto"):
@@ -277,7 +289,7 @@ def test_points_too_many_for_one_rollout_are_answered_in_parts(policy_run):
                                    whole.q_values(height, obs, act, seed=None, horizon=horizon), rtol=1e-6, atol=1e-6)
     assert parted.rollouts._last is None and whole.rollouts._last is not None
     for model in (whole, parted):                        # where "auto" chooses k = 0: the operator's own answer
-        model.choose_horizon = model._choose = lambda *args: 0
+        model.choose_horizon, model._choose = (lambda *args: 0), (lambda *args: [0])
     np.testing.assert_array_equal(whole.q_values(height, obs, act, horizon="auto"), whole.q_values(height, obs, act))
     np.testing.assert_allclose(parted.q_values(height, obs, act, horizon="auto"), whole.q_values(height, obs, act),
                                rtol=1e-6)                # (a part's batch of points rounds differently)

@@ -31,6 +31,11 @@ the noisy HalfCheetah within 1.5x of per-reward FQE at every kind of point, and 
 Ant-Dir expert at 24 of 24 (probe, kind of points; fb and sf the operators), against 23 with
 the data's error (results/accuracy/horizon/).
 
+Both spreads are means over the query points, so the choice is the batch's: ``resolvent
+evaluate`` chooses for each kind of its points apart (``OperatorModel.choose_horizons``), as a
+user asking at each kind would be answered; where one kind's spreads dominated the mean, the
+choice made over all of them at once was wrong for the others (results/accuracy/horizon/per-kind).
+
 The choice depends on r, so across rewards with different k* the answer is not linear in r;
 each answer is one G_k, linear, monotone and constant-exact in its own r.
 """
@@ -132,8 +137,13 @@ def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float
     """e_model(r, k) for each k of ``horizons`` (K,) from the expansion's rollout under pi at the
     query points: the kept members' weighted variance of their first k steps' discounted reward
     sum, averaged over the points (0 at k = 0; k beyond the rollout: as at its end)."""
+    return point_spread(expansion, reward, horizons, gamma).mean(1)
+
+
+def point_spread(expansion: Expansion, reward: Callable, horizons, gamma: float) -> np.ndarray:
+    """``member_spread`` at each query point, before the mean over them: (K, n)."""
     steps = [min(k, expansion.horizon) for k in horizons]
-    out = np.zeros(len(steps))
+    out = np.zeros((len(steps), expansion.weights.shape[1]))
     if not any(steps):
         return out
     heads = expansion.sums_at(reward, gamma, "the model's rollout", steps)             # (K, E n)
@@ -141,7 +151,7 @@ def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float
         if j:
             w = expansion.prefix(j).weights                                            # (E, n)
             h = heads[i].reshape(w.shape)                                              # (E, n)
-            out[i] = float((w * (h - (w * h).sum(0)) ** 2).sum(0).mean())
+            out[i] = (w * (h - (w * h).sum(0)) ** 2).sum(0)
     return out
 
 

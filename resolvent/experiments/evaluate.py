@@ -90,8 +90,8 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
 def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
     like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``,
-    ``METHOD+kauto``, K chosen per reward (``algorithms/horizon.py``; its choices in
-    ``horizon_each``) where the run has two or more operators and the one-step model an ensemble
+    ``METHOD+kauto``, K chosen per reward and kind of points (``algorithms/horizon.py``; its choices
+    in ``horizon_each``) where the run has two or more operators and the one-step model an ensemble
     (a single model: where the data has stretches), and
     ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
     distilled into it (``distil_operator``), saved as the model ``METHOD+dK``. The run's
@@ -150,22 +150,36 @@ def expansion_answers(models: dict[str, OperatorModel], p: Problem, obs, act, ho
                       chooser: OperatorModel | None) -> tuple[dict, dict]:
     """Every operator's answers at the points (obs, act), {name: {k: {set: (S, R, n)}}}, for each k
     of ``horizons`` and, with a ``chooser`` (a model that can choose, ``OperatorModel.can_choose``),
-    "auto": each reward at its own k, chosen once for every operator ({set: {reward name: k}},
-    returned beside). Reward by reward, the longest horizon first: the models share one rollout
-    (``Rollouts``), which keeps the last reward evaluated along it, so a reward is evaluated along
-    the rollout once for every operator, horizon and choice."""
-    kinds = [*sorted(horizons, reverse=True), *([AUTO] if chooser is not None else [])]
+    "auto": each reward at its own k for each kind of points (``Problem.points``: a user asking at
+    their reset states and at their dataset's states asks twice), chosen once for every operator
+    ({set: {reward name: {kind: k}}}, returned beside). Reward by reward, the longest horizon
+    first: the models share one rollout (``Rollouts``), which keeps the last reward evaluated
+    along it, so a reward is evaluated along the rollout once for every operator, horizon and
+    choice."""
+    fixed = sorted(horizons, reverse=True)
+    kinds = [*fixed, *([AUTO] if chooser is not None else [])]
+    ends = np.cumsum([len(v) for v in p.points.values()])
+    groups = {kind: slice(end - len(v), end) for (kind, v), end in zip(p.points.items(), ends)}   # of obs
     answers = {name: {k: {} for k in kinds} for name in models}
     chosen: dict = {}
     for s in (s for s in SETS if len(p.sets[s])):
         got = {(name, k): [] for name in models for k in kinds}
         for r_name, r in p.source.rewards[s]:
-            if chooser is not None:
-                chosen.setdefault(s, {})[r_name] = chooser.choose_horizon(r, obs, act)
+            each = (dict(zip(groups, chooser.choose_horizons(r, obs, act, list(groups.values()))))
+                    if chooser is not None else {})
+            if each:
+                chosen.setdefault(s, {})[r_name] = each
             for name, model in models.items():
-                for k in kinds:
-                    horizon = chosen[s][r_name] if k == AUTO else k
-                    got[name, k].append(model.q_values(r, obs, act, seed=None, horizon=horizon))   # (S, n)
+                at = {k: model.q_values(r, obs, act, seed=None, horizon=k) for k in fixed}      # k -> (S, n)
+                for k in fixed:
+                    got[name, k].append(at[k])
+                if each:
+                    if 0 in each.values():           # "auto" chose the operator alone somewhere
+                        at[0] = model.q_values(r, obs, act, seed=None, horizon=0)
+                    q = np.empty_like(at[fixed[0]])
+                    for kind, g in groups.items():
+                        q[..., g] = at[each[kind]][..., g]
+                    got[name, AUTO].append(q)
         for (name, k), q in got.items():
             answers[name][k][s] = np.stack(q, 1)                                       # (S, R, n)
     return answers, chosen

@@ -1,0 +1,58 @@
+"""kauto's horizon chosen per kind of points (reset, trajectory, dataset) against the choice over
+all of them at once, on a finished run: one JSON line per (kind, reward set, reward) with both
+choices and every operator's MSE against the truth at each candidate k (from predictions.npz).
+
+    python results/accuracy/horizon/per-kind/kind_choice.py RUN OUT.jsonl
+
+RUN is a finished ``resolvent evaluate`` run with kauto (horizons and two or more operators).
+``k_all`` is ``OperatorModel.choose_horizon`` at all the run's evaluation points at once (what
+``resolvent evaluate`` chose before it chose per kind), ``k_kind`` at that kind's points alone
+(what it chooses now), both made here with today's rule.
+"""
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from resolvent.algorithms.expansion import Rollouts
+from resolvent.experiments.evaluate_config import EvaluateConfig
+from resolvent.experiments.problem import prepare
+from resolvent.model import OperatorModel
+
+run = Path(sys.argv[1])
+cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+p = prepare(cfg, None)
+pred = np.load(run / "predictions.npz")
+raw = np.asarray(p.y) * p.x_std + p.x_mean
+d = p.features["obs"].shape[1]
+sizes = {k: len(v) for k, v in p.points.items()}
+rollouts, models = Rollouts(), {}
+for name in cfg.methods:
+    models[name] = m = OperatorModel.load(run / "models", name)
+    m.onestep, m.target_policy, m.rollouts = p.pi.model, p.source.policy, rollouts
+first, *others = models.values()
+first.horizons, first.stretches, first.peers = tuple(cfg.horizons), None, tuple(others)
+every = {s: {name: first.choose_horizon(r, raw[:, :d], raw[:, d:]) for name, r in p.source.rewards[s]}
+         for s in ("test", "probe")}
+start = 0
+out = []
+for kind, n in sizes.items():
+    obs, act = raw[start:start + n, :d], raw[start:start + n, d:]
+    start += n
+    if kind not in ("reset", "trajectory", "dataset"):
+        continue
+    for s in ("test", "probe"):
+        for i, (r_name, r) in enumerate(p.source.rewards[s]):
+            k = first.choose_horizon(r, obs, act)
+            k_all = every[s][r_name]
+            row = {"kind": kind, "set": s, "reward": r_name, "k_kind": k, "k_all": k_all}
+            for op in cfg.methods:
+                truth = pred[f"{op}|{s}|{kind}|truth"][..., i, :].ravel()
+                def mse(h):
+                    key = f"{op}|{s}|{kind}|pred" if h == 0 else f"{op}+k{h}|{s}|{kind}|pred"
+                    return float(np.mean((pred[key][..., i, :].ravel() - truth) ** 2))
+                row[op] = {h: mse(h) for h in (0, *cfg.horizons)}
+            out.append(row)
+            print(json.dumps(row), flush=True)
+(Path(sys.argv[2])).write_text("\n".join(json.dumps(r) for r in out) + "\n")
