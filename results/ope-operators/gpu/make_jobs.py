@@ -6,6 +6,8 @@ spec gives it:
   CPU was training (expert seed 9, replay and medium seeds 0-9).
 - ``halfcheetah``: the third session, on an H100: the HalfCheetah-Vel runs of ope-operators.toml
   that no CPU had finished (replay seeds 4-9, expert and medium seeds 0-9).
+- ``rest``: every run of ope-operators.toml whose small files are not yet committed under
+  results/ope-operators (for the next machine lent).
 
     python results/ope-operators/gpu/make_jobs.py .gpu/jobs/jobs.json halfcheetah
 """
@@ -31,6 +33,8 @@ LISTS = {
     "halfcheetah": lambda: select("results/ope-operators.toml", "evaluate", "ope",
                                   lambda c, s: c.startswith("halfcheetah-vel")
                                   and not (c.endswith("replay") and s < 4)),
+    "rest": lambda: select("results/ope-operators.toml", "evaluate", "ope",
+                           lambda c, s: not Path(f"results/ope-operators/{c}/seed-{s}/results.json").is_file()),
 }
 
 
