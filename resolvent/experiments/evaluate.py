@@ -158,8 +158,7 @@ def expansion_answers(models: dict[str, OperatorModel], p: Problem, obs, act, ho
     choice."""
     fixed = sorted(horizons, reverse=True)
     kinds = [*fixed, *([AUTO] if chooser is not None else [])]
-    ends = np.cumsum([len(v) for v in p.points.values()])
-    groups = {kind: slice(end - len(v), end) for (kind, v), end in zip(p.points.items(), ends)}   # of obs
+    groups = p.slices                                                          # kind -> its rows of obs
     answers = {name: {k: {} for k in kinds} for name in models}
     chosen: dict = {}
     for s in (s for s in SETS if len(p.sets[s])):

@@ -88,10 +88,16 @@ class Problem:
         """Every evaluation point, the kinds one after the other (``points``' order): (n_all, dx)."""
         return jnp.concatenate(list(self.points.values()), 0) if self.points else None
 
+    @property
+    def slices(self) -> dict:
+        """Point kind -> its rows of ``y``."""
+        ends = np.cumsum([len(v) for v in self.points.values()])
+        return {kind: slice(end - len(v), end) for (kind, v), end in zip(self.points.items(), ends)}
+
     def split(self, q: jax.Array) -> dict:
         """Predictions (..., n_all) at ``y`` -> point kind -> (..., n_k)."""
-        ends = np.cumsum([len(v) for v in self.points.values()])
-        return dict(zip(self.points, np.split(np.asarray(q), ends[:-1], axis=-1)))
+        q = np.asarray(q)
+        return {kind: q[..., rows] for kind, rows in self.slices.items()}
 
     def subset(self, idx) -> dict:
         return {k: v[idx] for k, v in self.features.items()}

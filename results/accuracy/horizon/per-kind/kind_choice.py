@@ -15,10 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from resolvent.algorithms.expansion import Rollouts
+import resolvent
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
-from resolvent.model import OperatorModel
 
 run = Path(sys.argv[1])
 cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
@@ -26,20 +25,12 @@ p = prepare(cfg, None)
 pred = np.load(run / "predictions.npz")
 raw = np.asarray(p.y) * p.x_std + p.x_mean
 d = p.features["obs"].shape[1]
-sizes = {k: len(v) for k, v in p.points.items()}
-rollouts, models = Rollouts(), {}
-for name in cfg.methods:
-    models[name] = m = OperatorModel.load(run / "models", name)
-    m.onestep, m.target_policy, m.rollouts = p.pi.model, p.source.policy, rollouts
-first, *others = models.values()
-first.horizons, first.stretches, first.peers = tuple(cfg.horizons), None, tuple(others)
+first = resolvent.load(run, f"{cfg.methods[0]}+kauto")     # the run's candidates and other operators
 every = {s: {name: first.choose_horizon(r, raw[:, :d], raw[:, d:]) for name, r in p.source.rewards[s]}
          for s in ("test", "probe")}
-start = 0
 out = []
-for kind, n in sizes.items():
-    obs, act = raw[start:start + n, :d], raw[start:start + n, d:]
-    start += n
+for kind, rows in p.slices.items():
+    obs, act = raw[rows, :d], raw[rows, d:]
     if kind not in ("reset", "trajectory", "dataset"):
         continue
     for s in ("test", "probe"):
