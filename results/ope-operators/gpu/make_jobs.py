@@ -6,6 +6,9 @@ spec gives it:
   CPU was training (expert seed 9, replay and medium seeds 0-9).
 - ``halfcheetah``: the third session, on an H100: the HalfCheetah-Vel runs of ope-operators.toml
   that no CPU had finished (replay seeds 4-9, expert and medium seeds 0-9).
+- ``ant``: the fourth session, on an H100: the Ant-Dir runs of ope-operators.toml not yet
+  committed, expert and medium first, then replay from seed 9 down (this CPU runs replay from seed 4
+  up).
 - ``rest``: every run of ope-operators.toml whose small files are not yet committed under
   results/ope-operators (for the next machine lent).
 
@@ -33,6 +36,11 @@ LISTS = {
     "halfcheetah": lambda: select("results/ope-operators.toml", "evaluate", "ope",
                                   lambda c, s: c.startswith("halfcheetah-vel")
                                   and not (c.endswith("replay") and s < 4)),
+    "ant": lambda: sorted(select("results/ope-operators.toml", "evaluate", "ope",
+                                 lambda c, s: c.startswith("ant-dir")
+                                 and not Path(f"results/ope-operators/{c}/seed-{s}/results.json").is_file()),
+                          key=lambda j: (j["path"].split("/")[1].endswith("replay"), -int(j["path"].split("-")[-1])
+                                         if j["path"].split("/")[1].endswith("replay") else 0)),
     "rest": lambda: select("results/ope-operators.toml", "evaluate", "ope",
                            lambda c, s: not Path(f"results/ope-operators/{c}/seed-{s}/results.json").is_file()),
 }
