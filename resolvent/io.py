@@ -2,10 +2,14 @@
 from __future__ import annotations
 
 import errno
+import fcntl
 import io
 import json
 import os
+import sys
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -46,3 +50,23 @@ def atomic_savez(path: str | Path, **arrays) -> None:
     buf = io.BytesIO()
     np.savez(buf, **arrays)
     atomic_write_bytes(path, buf.getvalue())
+
+
+@contextmanager
+def file_lock(path: str | Path, what: str) -> Iterator[None]:
+    """Hold the lock file ``path`` (created) while checking, making or reading ``what``: a second
+    process (or thread) on the same lock waits for the first, saying so on stderr, and then finds
+    what the first made, so runs side by side (a sweep's workers, two CLIs) make it once and
+    neither removes the other's. The OS releases the lock of a killed process."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"waiting for another process making {what}", file=sys.stderr)
+            fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)

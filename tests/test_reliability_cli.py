@@ -398,6 +398,6 @@ def test_concurrent_evaluate_runs_needing_one_unbuilt_dataset(tmp_path):
     errs = [p.communicate(timeout=600)[1] for p in procs]
     for p, err in zip(procs, errs):
         assert p.returncode == 0, err[-2000:]
-    assert any("waiting for another process building the dataset" in e for e in errs)
+    assert any("waiting for another process making the dataset" in e for e in errs)
     rows = [[r["test_mse"] for r in RunDir(tmp_path / f"r{i}").read_metrics()] for i in range(2)]
     assert rows[0] == rows[1]                                              # the same dataset, the same run

@@ -8,10 +8,7 @@ them; the family's extra quantities are in the episodes' ``infos``.
 """
 from __future__ import annotations
 
-import fcntl
 import shutil
-import sys
-from contextlib import contextmanager
 from pathlib import Path
 
 import gymnasium as gym
@@ -23,6 +20,7 @@ import numpy as np
 
 from resolvent.data.collect import behaviour_policy, collect_episodes, split_replay
 from resolvent.families import RewardFamily
+from resolvent.io import file_lock
 from resolvent.policies import Actor, load_target_policy, shipped_path
 from resolvent.policies.actor import TD3_NOISE, load_snapshots, policy_hash
 
@@ -151,24 +149,12 @@ def load_transitions(family: RewardFamily, kind: str, seed: int = 0, actor: Acto
                              f"`resolvent dataset {family.name} --kind {kind} --seed {seed} --rebuild`") from None
 
 
-@contextmanager
 def build_lock(did: str):
-    """Hold dataset ``did``'s lock (a file beside its folder in Minari's root) while checking,
+    """Dataset ``did``'s lock (a file beside its folder in Minari's root), held while checking,
     building or reading it: a second process on the same id (``resolvent dataset``, ``evaluate``,
-    a sweep's workers) waits for the first and then loads what it built, so neither removes the
-    other's dataset. The OS releases the lock of a killed process."""
+    a sweep's workers) waits for the first and then loads what it built (``io.file_lock``)."""
     path = get_dataset_path(did)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.parent / f"{path.name}.lock", "a") as f:
-        try:
-            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            print(f"waiting for another process building the dataset {did}", file=sys.stderr)
-            fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return file_lock(path.parent / f"{path.name}.lock", f"the dataset {did}")
 
 
 def _remove(did: str) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 import jax
@@ -22,7 +23,7 @@ from tqdm.auto import tqdm
 
 from resolvent.envs import Lockstep
 from resolvent.families import RewardFamily
-from resolvent.io import atomic_write_bytes
+from resolvent.io import atomic_write_bytes, file_lock
 from resolvent.paths import cache_dir
 from resolvent.policies.actor import Actor, policy_hash
 
@@ -113,25 +114,37 @@ def load_ground_truth(family: RewardFamily, actor: Actor, n: int, gamma: float =
 
 def cached_ground_truth(name: str, feature_keys: tuple[str, ...], gamma: float,
                         make: Callable[[], GroundTruth]) -> GroundTruth:
-    """The ground truth cached as ``$RESOLVENT_HOME/ground_truth/name``, else ``make()``, stored."""
+    """The ground truth cached as ``$RESOLVENT_HOME/ground_truth/name``, else ``make()``, stored.
+    Runs side by side that ask for the same truth (a sweep's seeds of one cell) roll it out once:
+    the others wait on its lock (``name.lock`` beside it) and then read it."""
     path = cache_dir("ground_truth") / name
-    if path.is_file():
-        try:
-            with np.load(path) as z:
-                feats = {k[2:]: z[k] for k in z.files if k.startswith("f_")}
-                gt = GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
-            arrays = [gt.obs0, gt.action0, gt.alive, *feats.values()]
-            if all(np.all(np.isfinite(a)) for a in arrays) and set(feature_keys) <= set(feats):
-                return gt
-        except Exception:  # noqa: BLE001 - truncated, not a zip, missing arrays: all damage
-            pass
-        path.unlink()  # a damaged cache (unreadable or non-finite) is derived data: roll out again
-    gt = make()
-    buf = io.BytesIO()
-    np.savez_compressed(buf, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
-                        **{f"f_{k}": v for k, v in gt.features.items()})
-    atomic_write_bytes(path, buf.getvalue())
+    with file_lock(path.with_name(f"{name}.lock"), f"the ground truth {name}"):
+        gt = read_cached(path, feature_keys, gamma)
+        if gt is None:
+            gt = make()
+            buf = io.BytesIO()
+            np.savez_compressed(buf, obs0=gt.obs0, action0=gt.action0, alive=gt.alive,
+                                **{f"f_{k}": v for k, v in gt.features.items()})
+            atomic_write_bytes(path, buf.getvalue())
     return gt
+
+
+def read_cached(path: Path, feature_keys: tuple[str, ...], gamma: float) -> GroundTruth | None:
+    """The ground truth stored at ``path``; None where there is none, and where it is damaged
+    (unreadable, non-finite or short of a feature: derived data, removed to be rolled out again)."""
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as z:
+            feats = {k[2:]: z[k] for k in z.files if k.startswith("f_")}
+            gt = GroundTruth(z["obs0"], z["action0"], feats, z["alive"], gamma)
+        arrays = [gt.obs0, gt.action0, gt.alive, *feats.values()]
+        if all(np.all(np.isfinite(a)) for a in arrays) and set(feature_keys) <= set(feats):
+            return gt
+    except Exception:  # noqa: BLE001 - truncated, not a zip, missing arrays: all damage
+        pass
+    path.unlink()
+    return None
 
 
 def mse(pred: jax.Array, truth: jax.Array) -> jax.Array:

@@ -128,6 +128,35 @@ def test_two_writers_of_one_file_at_once_both_finish(tmp_path, monkeypatch):
     assert nested and target.read_bytes() == b"first" and [p.name for p in tmp_path.iterdir()] == ["cache.npz"]
 
 
+def test_runs_asking_for_one_ground_truth_at_once_roll_it_out_once(capsys):
+    """A sweep's seeds of one cell need the same cached truth: the first rolls it out, the others
+    wait on its lock and read it (each had rolled it out again, 20 at once on a GPU machine)."""
+    import threading
+    import time
+
+    from resolvent.evaluation.ground_truth import GroundTruth, cached_ground_truth
+
+    made = []
+
+    def make():
+        made.append(1)
+        time.sleep(0.5)                                                   # the others arrive meanwhile
+        return GroundTruth(np.zeros((2, 3)), np.zeros((2, 1)), {"obs": np.ones((2, 4, 3))},
+                           np.ones((2, 4), bool), 0.9)
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(cached_ground_truth("once.npz", ("obs",), 0.9, make)))
+               for _ in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert made == [1] and len(got) == 3
+    for gt in got:
+        np.testing.assert_array_equal(gt.features["obs"], np.ones((2, 4, 3)))
+    assert "waiting for another process making the ground truth once.npz" in capsys.readouterr().err
+
+
 def test_damaged_ground_truth_cache_is_rebuilt(tmp_path):
     from resolvent.evaluation import load_ground_truth
     from resolvent.families import get_family
