@@ -29,6 +29,17 @@ def select(spec: str, task: str, group: str, keep) -> list[dict]:
             for r in load_spec(spec).runs if keep(r.cell, r.seed)]
 
 
+def uncommitted(cell: str, seed: int) -> bool:
+    """Whether the run's small files are not yet committed under results/ope-operators."""
+    return not Path(f"results/ope-operators/{cell}/seed-{seed}/results.json").is_file()
+
+
+def replay_last_from_seed_9(job: dict) -> tuple:
+    """The ``ant`` order: the other datasets first (in the spec's order), then replay from seed 9 down."""
+    replay = job["config"]["dataset"] == "replay"
+    return replay, -job["config"]["seed"] if replay else 0
+
+
 LISTS = {
     "h200": lambda: (select("results/opi-halfcheetah.toml", "optimize", "opi", lambda c, s: s in (3, 8, 9))
                      + select("results/ope-operators-pendulum.toml", "evaluate", "ope",
@@ -37,12 +48,9 @@ LISTS = {
                                   lambda c, s: c.startswith("halfcheetah-vel")
                                   and not (c.endswith("replay") and s < 4)),
     "ant": lambda: sorted(select("results/ope-operators.toml", "evaluate", "ope",
-                                 lambda c, s: c.startswith("ant-dir")
-                                 and not Path(f"results/ope-operators/{c}/seed-{s}/results.json").is_file()),
-                          key=lambda j: (j["path"].split("/")[1].endswith("replay"), -int(j["path"].split("-")[-1])
-                                         if j["path"].split("/")[1].endswith("replay") else 0)),
-    "rest": lambda: select("results/ope-operators.toml", "evaluate", "ope",
-                           lambda c, s: not Path(f"results/ope-operators/{c}/seed-{s}/results.json").is_file()),
+                                 lambda c, s: c.startswith("ant-dir") and uncommitted(c, s)),
+                          key=replay_last_from_seed_9),
+    "rest": lambda: select("results/ope-operators.toml", "evaluate", "ope", uncommitted),
 }
 
 
