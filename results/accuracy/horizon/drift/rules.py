@@ -24,15 +24,14 @@ import numpy as np
 GAMMA = 0.99
 
 
-def e_of(rule: str, line: dict) -> np.ndarray:
-    spread, err, along = (np.asarray(line[k]) for k in ("spread", "stretch_err", "stretch_spread"))
-    if rule == "spread":
-        return spread
-    if rule == "stretch":
-        return err
-    if rule == "calibrated":
-        return spread * np.maximum(1.0, np.divide(err, along, out=np.ones_like(err), where=along > 0))
-    return np.maximum(spread, err)
+def score(rule: str, line: dict) -> np.ndarray:
+    """The rule's e_model(r, k) + gamma^(2k) e_op(r, k) at each candidate k (K,)."""
+    k = np.asarray(line["k"])
+    spread, err, along = (np.asarray(line[key]) for key in ("spread", "stretch_err", "stretch_spread"))
+    e_op = np.asarray(line["e_op_k"]) if rule == "tail" else line["e_op"]
+    e_model = {"spread": spread, "tail": spread, "stretch": err, "max": np.maximum(spread, err),
+               "calibrated": spread * np.maximum(1.0, np.divide(err, along, out=np.ones_like(err), where=along > 0))}
+    return e_model[rule] + GAMMA ** (2.0 * k) * e_op
 
 
 RULES = ("spread", "stretch", "calibrated", "max", "tail")
@@ -42,10 +41,8 @@ def main() -> None:
     lines = [json.loads(x) for f in sys.argv[1:] for x in open(f) if x.strip()]
     ratios = defaultdict(list)                       # (kind, rule) -> MSE over the best k's
     for line in lines:
-        k = np.asarray(line["k"])
-        chosen = {rule: int(np.argmin(e_of(rule, line) + GAMMA ** (2.0 * k) * line["e_op"])) for rule in RULES[:-1]}
-        chosen["tail"] = int(np.argmin(np.asarray(line["spread"]) + GAMMA ** (2.0 * k) * np.asarray(line["e_op_k"])))
-        fixed = {f"k={kk}": i for i, kk in enumerate(k)}
+        chosen = {rule: int(np.argmin(score(rule, line))) for rule in RULES}
+        fixed = {f"k={kk}": i for i, kk in enumerate(line["k"])}
         for op, mse in line["mse"].items():
             mse = np.asarray(mse)
             for rule, i in {**chosen, **fixed}.items():
