@@ -12,7 +12,7 @@ LEAVE=1: at the deadline the runs are left running (each in its own session, the
 /tmp/runs-gpu/pids.json) and the next call on the warm machine adopts those still alive instead of
 restarting them from their last checkpoint. FINAL=1: the deadline stops every run and packs the
 folders of the unfinished ones (models, checkpoints, the results so far), furthest along first, into
-``partial-N.tgz`` (at most 6, 15 MB each) so that they can finish on another machine.
+``partial-N.tgz`` (at most 4, 14 MB each: the device tool returns at most 64 MiB) so that they can finish on another machine.
 
     pip install --no-index --no-deps --target /tmp/site .whl/*.whl
     PYTHONPATH=/tmp/site:$PWD DEADLINE=535 python3 results/ope-operators/gpu/drive_jobs.py
@@ -194,7 +194,7 @@ pack()
 
 
 def pack_partial():
-    """Each unfinished run's folder, furthest along first, into partial-N.tgz files of <= 15 MB."""
+    """Each unfinished run's folder, furthest along first, into at most 4 partial-N.tgz files of <= 14 MB."""
     order = sorted((n for n in paths if paths[n].is_dir() and not complete(n)),
                    key=lambda n: -sum(progress(n).values()))
     nfile, t, size = 0, None, 0
@@ -202,12 +202,12 @@ def pack_partial():
         one = RUNS / f"{name}.tgz"
         with tarfile.open(one, "w:gz") as o:
             o.add(paths[name], arcname=str(paths[name].relative_to(RUNS)))
-        if one.stat().st_size > 15e6:
+        if one.stat().st_size > 14e6:
             continue
-        if t is None or size + one.stat().st_size > 15e6:
+        if t is None or size + one.stat().st_size > 14e6:
             if t is not None:
                 t.close()
-            if nfile == 6:
+            if nfile == 4:
                 t = None
                 break
             nfile += 1
