@@ -82,6 +82,8 @@ class EvaluateConfig:
     trust: str = "auto"                # trust report (held-out rewards against per-reward FQE):
     #                                    on, off, or auto (on for a dataset of one's own and for auto)
     trust_rewards: int = 8             # held-out generic rewards of the trust report
+    trust_family_rewards: int = 0      # a family's first training rewards added to the trust report's
+    #                                    (a dataset of one's own: its given rewards always are)
     trust_points: int = 512            # dataset transitions where it compares the answers
     auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
     auto_tie: float = 1.5              # auto: candidates within this fraction over the best held-out
@@ -181,6 +183,8 @@ class EvaluateConfig:
         for name in ("n_points", "trust_rewards", "trust_points"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.trust_family_rewards < 0:
+            raise ValueError(f"trust_family_rewards must be >= 0, got {self.trust_family_rewards}")
         self.points_config()
 
     @property

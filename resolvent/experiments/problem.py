@@ -128,7 +128,8 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         src.rewards["probe"] = [(k, r) for k, r in src.rewards["probe"] if reads(r, features) <= {"obs", "action"}]
     z_raw = reward_inputs(features, src.spec.extras)
     prior_stats = PriorStats.fit(z_raw, src.spec.extras)
-    given = src.rewards["train"] if cfg.data is not None else []   # the user's rewards (not a family's)
+    # the trust report's given rewards: a user's own, or a family's first ``trust_family_rewards``
+    given = src.rewards["train"] if cfg.data is not None else src.rewards["train"][:cfg.trust_family_rewards]
     src.rewards["heldout"] = (heldout_rewards(cfg.prior, named_key(cfg.seed, "trust-rewards"), prior_stats, z_raw,
                                               cfg.trust_rewards, given) if cfg.trust_report else [])
     sets = {s: reward_set(src.rewards[s], features, xi_features, fit_idx, gt, s) for s in SETS}

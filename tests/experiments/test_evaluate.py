@@ -13,6 +13,7 @@ from minari.storage.datasets_root_dir import get_dataset_path
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.experiments.problem import prepare
 from resolvent.experiments.trust import choose_method
 from resolvent.families import get_family
 from resolvent.model import CheckpointError
@@ -268,3 +269,18 @@ def test_auto_keeps_the_longest_expansion_among_the_tied():
     assert "tells none apart" not in pick["why"] and "sf+k60" in pick["why"].split("on consistency:")[1]
     with pytest.raises(ValueError, match="auto_tie"):
         EvaluateConfig(auto_tie=-0.1)
+
+
+def test_a_familys_first_training_rewards_join_the_trust_reports_when_asked():
+    """trust_family_rewards: the family's first training rewards are added after the generic
+    held-out ones, named given:NAME, with the training rewards' own values on the data."""
+    base = {**TINY, "trust": "on", "trust_rewards": 3, "trust_points": 16}
+    plain = prepare(EvaluateConfig(**base))
+    assert plain.sets["heldout"].names == ["heldout-0", "heldout-1", "heldout-2"]
+    p = prepare(EvaluateConfig(**{**base, "trust_family_rewards": 2}))
+    train = p.sets["train"].names
+    assert p.sets["heldout"].names == plain.sets["heldout"].names + [f"given:{k}" for k in train[:2]]
+    np.testing.assert_array_equal(np.asarray(p.sets["heldout"].values[3:]), np.asarray(p.sets["train"].values[:2]))
+    np.testing.assert_array_equal(np.asarray(p.sets["heldout"].values[:3]), np.asarray(plain.sets["heldout"].values))
+    with pytest.raises(ValueError, match="trust_family_rewards must be >= 0"):
+        EvaluateConfig(**{**base, "trust_family_rewards": -1})
