@@ -3,7 +3,8 @@
 Without an environment the only evidence at hand is agreement with a per-reward FQE oracle on
 rewards the operators were not trained on. The run holds out ``trust_rewards`` generic rewards
 (drawn from the generic prior under their own key, so never among the training draws) and adds
-the user's given rewards (the dataset's own among them, trained on); one plain Q network per
+the user's given rewards (the dataset's own among them, trained on; on a family, its first
+``trust_family_rewards`` training rewards, none by default); one plain Q network per
 such reward is trained on it alone (vmapped; the ``fqe`` method's code, same data, steps and
 hyper-parameters, one seed), and every method's answer for those rewards is compared with it at
 ``trust_points`` dataset transitions: R^2 and relative RMSE (``trust_r2``, ``trust_rel_rmse``).
