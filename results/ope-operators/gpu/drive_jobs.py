@@ -12,7 +12,8 @@ LEAVE=1: at the deadline the runs are left running (each in its own session, the
 /tmp/runs-gpu/pids.json) and the next call on the warm machine adopts those still alive instead of
 restarting them from their last checkpoint. FINAL=1: the deadline stops every run and packs the
 folders of the unfinished ones (models, checkpoints, the results so far), furthest along first, into
-``partial-N.tgz`` (at most 4, 14 MB each: the device tool returns at most 64 MiB) so that they can finish on another machine.
+``partial-N.tgz`` (at most 4, 14 MB each: the device tool returns at most 64 MiB) so that they
+can finish on another machine.
 
     pip install --no-index --no-deps --target /tmp/site .whl/*.whl
     PYTHONPATH=/tmp/site:$PWD DEADLINE=535 python3 results/ope-operators/gpu/drive_jobs.py
