@@ -99,8 +99,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     if not (cfg.horizons or cfg.distil.horizon) or p.pi is None or p.y is None:
         return {}
-    raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx) every point
-    obs, act = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
+    obs, act = p.raw_points()                                              # every point
     rollouts, models = Rollouts(), {}
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
         models[name] = model = OperatorModel.load(run.path / "models", name)

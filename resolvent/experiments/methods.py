@@ -112,9 +112,8 @@ def policy_method(name: str, cfg: EvaluateConfig, p: Problem) -> Method:
     pool_x = p.xn[refs.pool[at]]                                           # (N, dx)
     first = {}
     if p.y is not None:
-        y = np.asarray(p.y) * p.x_std + p.x_mean                           # (n_all, dx) raw (s, a)
-        ds = p.features["obs"].shape[1]
-        first = {s: first_step_values(refs.model, p.source.rewards[s], y[:, :ds], y[:, ds:], "evaluation points")
+        obs, act = p.raw_points()
+        first = {s: first_step_values(refs.model, p.source.rewards[s], obs, act, "evaluation points")
                  for s in SETS}                                            # (R, n_all)
     pool_values = {s: refs.values[s][:, refs.pool[at]] if s == "train" else refs.values[s][:, at] for s in SETS}
 

@@ -94,6 +94,12 @@ class Problem:
         ends = np.cumsum([len(v) for v in self.points.values()])
         return {kind: slice(end - len(v), end) for (kind, v), end in zip(self.points.items(), ends)}
 
+    def raw_points(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every evaluation point unnormalised, ``y``'s rows: observations (n_all, ds), actions (n_all, da)."""
+        raw = np.asarray(self.y) * self.x_std + self.x_mean                    # (n_all, dx)
+        ds = self.features["obs"].shape[1]
+        return raw[:, :ds], raw[:, ds:]
+
     def split(self, q: jax.Array) -> dict:
         """Predictions (..., n_all) at ``y`` -> point kind -> (..., n_k)."""
         q = np.asarray(q)

@@ -36,8 +36,7 @@ run, out = Path(sys.argv[1]), Path(sys.argv[2])
 cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
 p = prepare(cfg, None)
 pred = np.load(run / "predictions.npz")
-raw = np.asarray(p.y) * p.x_std + p.x_mean                                 # (n_all, dx)
-d = p.features["obs"].shape[1]
+all_obs, all_act = p.raw_points()                                           # every evaluation point
 first = resolvent.load(run, f"{cfg.methods[0]}+kauto")                     # its peers: the other operators
 candidates, gamma = (0, *cfg.horizons), first.gamma
 stretches = find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
@@ -46,7 +45,7 @@ rows_out = []
 for kind, rows in p.slices.items():
     if kind not in ("reset", "trajectory", "dataset"):
         continue
-    obs, act = raw[rows, :d], raw[rows, d:]
+    obs, act = all_obs[rows], all_act[rows]
     ex = first.expansion(obs, act, max(candidates))
     for s in ("test", "probe"):
         for i, (name, r) in enumerate(p.source.rewards[s]):

@@ -44,8 +44,7 @@ def main() -> None:
     cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
     p = prepare(cfg, None)
     pred = np.load(run / "predictions.npz")
-    raw = np.asarray(p.y) * p.x_std + p.x_mean                             # (n_all, dx)
-    d = p.features["obs"].shape[1]
+    all_obs, all_act = p.raw_points()                                      # every evaluation point
     data = jnp.asarray(p.x)                                                # (n, dx) normalised (s, a)
     first = resolvent.load(run, f"{cfg.methods[0]}+kauto")
     print("| kind | k | mean distance along the rollout (data's own: 0) | G_k's squared error over G's, "
@@ -54,7 +53,7 @@ def main() -> None:
     for kind, rows in p.slices.items():
         if kind not in ("reset", "trajectory", "dataset"):
             continue
-        obs, act = raw[rows, :d], raw[rows, d:]
+        obs, act = all_obs[rows], all_act[rows]
         ex = first.expansion(obs, act, max(cfg.horizons))
         w = ex.weights                                                     # (E, n)
         x = np.concatenate([ex.steps["obs"], ex.steps["action"]], -1)      # (K, E n, dx) raw

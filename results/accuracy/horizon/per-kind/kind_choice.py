@@ -23,14 +23,13 @@ run = Path(sys.argv[1])
 cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
 p = prepare(cfg, None)
 pred = np.load(run / "predictions.npz")
-raw = np.asarray(p.y) * p.x_std + p.x_mean
-d = p.features["obs"].shape[1]
+all_obs, all_act = p.raw_points()                                           # every evaluation point
 first = resolvent.load(run, f"{cfg.methods[0]}+kauto")     # the run's candidates and other operators
-every = {s: {name: first.choose_horizon(r, raw[:, :d], raw[:, d:]) for name, r in p.source.rewards[s]}
+every = {s: {name: first.choose_horizon(r, all_obs, all_act) for name, r in p.source.rewards[s]}
          for s in ("test", "probe")}
 out = []
 for kind, rows in p.slices.items():
-    obs, act = raw[rows, :d], raw[rows, d:]
+    obs, act = all_obs[rows], all_act[rows]
     if kind not in ("reset", "trajectory", "dataset"):
         continue
     for s in ("test", "probe"):

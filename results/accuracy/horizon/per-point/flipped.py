@@ -20,13 +20,13 @@ def main() -> None:
     run = Path(sys.argv[1])
     cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
     p = prepare(cfg, None)
-    raw = np.asarray(p.y) * p.x_std + p.x_mean                                     # (n_all, dx)
-    back = np.abs(raw[p.slices["dataset"], 1]) > np.pi / 2                          # (b,)
+    angle = p.raw_points()[0][p.slices["dataset"], 1]                              # (b,) the root's angle
+    back = np.abs(angle) > np.pi / 2                                                # (b,)
     pred = np.load(run / "predictions.npz")
     methods = sorted({k.split("|")[0] for k in pred.files if k.endswith("|test|dataset|pred")},
                      key=lambda m: (m.split("+")[0], len(m), m))
     print(f"{run}: {back.sum()} of {len(back)} dataset states with the cheetah on its back "
-          f"(root angles {[round(float(a), 2) for a in raw[p.slices['dataset'], 1][back]]})\n")
+          f"(root angles {[round(float(a), 2) for a in angle[back]]})\n")
     print("| set | method | MSE, all | MSE, upright | MSE, on its back | R^2, all | R^2, upright |")
     print("|---|---|---|---|---|---|---|")
     for s in ("train", "test", "probe"):

@@ -31,6 +31,15 @@ from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
 
 
+def answers_per_point(fixed: np.ndarray, e_model: np.ndarray, e_op: np.ndarray, candidates: tuple,
+                      gamma: float) -> np.ndarray:
+    """The answers (S, b) with k chosen at each point j from e_model[:, j] (K, b) and e_op[j] (b,),
+    out of every candidate k's ``fixed`` (K, S, b)."""
+    b = e_model.shape[1]
+    at = [candidates.index(choose(e_model[:, j], float(e_op[j]), candidates, gamma)) for j in range(b)]
+    return fixed[at, :, np.arange(b)].T
+
+
 def main() -> None:
     print("| run | operator | points | rule | geometric mean over the best k | worst | reward sets |")
     print("|---|---|---|---|---|---|---|")
@@ -38,8 +47,7 @@ def main() -> None:
         cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
         p = prepare(cfg, None)
         pred = np.load(run / "predictions.npz")
-        raw = np.asarray(p.y) * p.x_std + p.x_mean                                 # (n_all, dx)
-        d = p.features["obs"].shape[1]
+        all_obs, all_act = p.raw_points()                                          # every evaluation point
         candidates = (0, *cfg.horizons)
         for op in cfg.methods:
             model = resolvent.load(run, f"{op}+kauto")
@@ -47,7 +55,7 @@ def main() -> None:
             for kind, rows in p.slices.items():
                 if kind not in ("reset", "trajectory", "dataset"):
                     continue
-                obs, act = raw[rows, :d], raw[rows, d:]
+                obs, act = all_obs[rows], all_act[rows]
                 ex = model.expansion(obs, act, max(candidates))
                 ratios = {"per point": [], "per point, e_op of the kind": [], "per kind": [], "kauto": [],
                           "k = 0": [], f"k = {candidates[-1]}": []}
@@ -61,12 +69,9 @@ def main() -> None:
                         e_model = point_spread(ex, r, candidates, gamma)                         # (K, b)
                         e_op = np.stack([m.q_values(r, obs, act, seed=None, horizon=0).mean(0)
                                          for m in (model, *model.peers)]).var(0)                 # (b,)
-                        at = [candidates.index(choose(e_model[:, j], float(e_op[j]), candidates, gamma))
-                              for j in range(len(obs))]
-                        per_point = fixed[at, :, i, np.arange(len(obs))].T                       # (S, b)
-                        at = [candidates.index(choose(e_model[:, j], float(e_op.mean()), candidates, gamma))
-                              for j in range(len(obs))]
-                        op_of_kind = fixed[at, :, i, np.arange(len(obs))].T                      # (S, b)
+                        per_point = answers_per_point(fixed[:, :, i], e_model, e_op, candidates, gamma)
+                        op_of_kind = answers_per_point(fixed[:, :, i], e_model, np.full_like(e_op, e_op.mean()),
+                                                       candidates, gamma)
                         kind_k = candidates.index(choose(e_model.mean(1), float(e_op.mean()), candidates, gamma))
                         err = ((fixed[:, :, i] - truth[:, i]) ** 2).mean((1, 2))                 # (K,)
                         best = err.min()
