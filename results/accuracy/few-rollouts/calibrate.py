@@ -1,0 +1,140 @@
+"""How many true rollouts auto would need: the candidate picked per reward by its error at m of
+the asked points, where a few Monte-Carlo returns of pi are known, scored at the other points.
+
+    python results/accuracy/few-rollouts/calibrate.py RUN [RUN ...] [--draws 500] [--out FILE]
+
+The offline rule (``trust.choose_method``) picks one candidate per run from signals built from
+the same transitions; on HalfCheetah-Vel replay's dataset states it misses by 2.2-3.0x
+(results/README.md, the targets' table). The lead left there: a signal from outside the data at
+the asked states. Here, for each reward set (train, test, probe, held-out) at each kind of points
+(the data's states, the reset states, pi's trajectories), of n = 64 points with Monte-Carlo truth
+Q(x_i) from ``predictions.npz``:
+
+    labelled L: m points drawn at random,  rest: the other n - m
+    per reward:  c*(r) = argmin_c  sum_{i in L} (G_c[r](x_i) - Q_r(x_i))^2
+    pooled:      c*    = argmin_c  sum_r sum_{i in L} (G_c[r](x_i) - Q_r(x_i))^2
+
+scored as the set's MSE at the rest over the best single candidate's there,
+
+    ratio = mean_r mse_rest(c*(r), r) / min_c mean_r mse_rest(c, r)
+
+(below 1 where picking per reward beats every candidate), its median and 90th percentile over
+``--draws`` draws of L. ``auto`` is the offline pick (runs with the trust report), scored at
+all n points the same way. The candidates are auto's: every method of the run whose operator is
+one of ``AUTO_CANDIDATES``, its fixed horizons and kauto.
+"""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
+from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.trust import choose_method
+from resolvent.model import split_method
+
+SETS = ("train", "test", "probe", "heldout")
+KINDS = ("dataset", "reset", "trajectory")
+LABELLED = (1, 2, 4, 8, 16)     # m: true rollouts, per kind of points
+POOLED = (4, 16)
+
+
+def set_errors(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
+    """Squared errors (C, R, n) of C candidates' answers (C, R, n) for R rewards at n points."""
+    return (pred - truth[None]) ** 2
+
+
+def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Generator) -> np.ndarray:
+    """The set's MSE at the unlabelled points by the pick at m labelled ones, over the best
+    single candidate's there, for each draw: (draws,)."""
+    c, r, n = err.shape
+    out = np.empty(draws)
+    for d in range(draws):
+        order = rng.permutation(n)
+        lab, rest = order[:m], order[m:]
+        at_lab = err[:, :, lab].mean(-1)                                       # (C, R)
+        at_rest = err[:, :, rest].mean(-1)                                     # (C, R)
+        if pooled:
+            pick = np.full(r, np.argmin(at_lab.mean(1)))                       # (R,)
+        else:
+            pick = np.argmin(at_lab, 0)                                        # (R,)
+        out[d] = at_rest[pick, np.arange(r)].mean() / at_rest.mean(1).min()
+    return out
+
+
+def study(run: Path, draws: int, seed: int) -> list[dict]:
+    """One row per (kind of points, reward set) of the run: auto's ratio and each m's."""
+    results = RunDir(run).read_results()
+    methods = results["methods"]
+    preds = np.load(run / "predictions.npz")
+    candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
+    try:
+        auto = choose_method(methods, candidates)["chosen"]
+    except ValueError:                                      # a run without the trust report
+        auto = None
+    rng = np.random.default_rng(seed)
+    rows = []
+    for kind in KINDS:
+        for name in SETS:
+            keys = [f"{c}|{name}|{kind}|pred" for c in candidates]
+            if not all(k in preds.files for k in keys):
+                continue
+            truth = np.asarray(preds[f"{candidates[0]}|{name}|{kind}|truth"], np.float64)   # (R, n)
+            err = set_errors(np.stack([np.asarray(preds[k], np.float64) for k in keys]), truth)   # (C, R, n)
+            best = err.mean((1, 2))
+            row = {"run": str(run), "kind": kind, "set": name, "rewards": err.shape[1],
+                   "best": candidates[int(np.argmin(best))],
+                   "auto": None if auto is None else float(best[candidates.index(auto)] / best.min())}
+            for m in LABELLED:
+                row[f"m{m}"] = ratios(err, m, draws, False, rng)
+            for m in POOLED:
+                row[f"pooled{m}"] = ratios(err, m, draws, True, rng)
+            rows.append(row)
+    return rows
+
+
+def summary(values: np.ndarray) -> str:
+    """``median [90th percentile]`` of a ratio over the draws."""
+    return f"{np.median(values):.2f} [{np.quantile(values, 0.9):.2f}]"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("runs", nargs="+", type=Path)
+    ap.add_argument("--draws", type=int, default=500, help="random draws of the labelled points per m")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, default=None, help="also write the tables to this Markdown file")
+    args = ap.parse_args()
+    columns = [f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED]
+    lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
+    for run in args.runs:
+        results = RunDir(run).read_results()
+        lines += [f"\n### `{run}` ({results['family']}, {results['dataset']})\n",
+                  "| points | rewards | best candidate | auto | " + " | ".join(
+                      f"m = {c[1:]}" if c.startswith("m") else f"m = {c[6:]}, pooled" for c in columns) + " |",
+                  "|---|---|---|---|" + "---|" * len(columns)]
+        for row in study(run, args.draws, args.seed):
+            for c in columns:
+                every[c].append(np.median(row[c]))
+            with_auto.append(row["auto"] is not None)
+            every["auto"].append(np.nan if row["auto"] is None else row["auto"])
+            auto = "-" if row["auto"] is None else f"{row['auto']:.2f}"
+            lines.append(f"| {row['kind']} | {row['set']} ({row['rewards']}) | {row['best']} | {auto} | "
+                         + " | ".join(summary(row[c]) for c in columns) + " |")
+    lines += ["\nThe medians' geometric mean and worst, over every row above and over the rows with auto's pick:\n",
+              "| rows | " + " | ".join(["auto", *columns]) + " |", "|---|" + "---|" * (len(columns) + 1)]
+    for name, rows in (("every", np.ones(len(with_auto), bool)), ("with auto", np.array(with_auto))):
+        for what, fn in (("geometric mean", lambda v: np.exp(np.mean(np.log(v)))), ("worst", np.max)):
+            vals = {c: np.asarray(every[c])[rows] for c in ["auto", *columns]}
+            cells = [f"{fn(v):.2f}" if len(v) and np.isfinite(v).all() else "-" for v in vals.values()]
+            lines.append(f"| {name}, {what} | " + " | ".join(cells) + " |")
+    text = "\n".join(lines)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text.lstrip() + "\n")
+
+
+if __name__ == "__main__":
+    main()
