@@ -67,6 +67,8 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
 def study(run: Path, draws: int, seed: int) -> list[dict]:
     """One row per (kind of points, reward set) of the run: auto's ratio and each m's."""
     results = RunDir(run).read_results()
+    if not results.get("complete") or not (run / "predictions.npz").is_file():
+        raise SystemExit(f"{run} is not a finished run with predictions.npz (resolvent evaluate writes both)")
     methods = results["methods"]
     preds = np.load(run / "predictions.npz")
     candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)

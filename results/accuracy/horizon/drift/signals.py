@@ -31,9 +31,10 @@ import resolvent
 from resolvent.algorithms.horizon import find_stretches, model_errors, point_spread, validate
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
+from resolvent.experiments.rundir import RunDir
 
 run, out = Path(sys.argv[1]), Path(sys.argv[2])
-cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
 p = prepare(cfg, None)
 pred = np.load(run / "predictions.npz")
 all_obs, all_act = p.raw_points()                                           # every evaluation point

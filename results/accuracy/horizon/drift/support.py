@@ -11,7 +11,6 @@ The members' spread (kauto's e_model) stays small where all of them extrapolate 
 distance to the data does not need them to disagree (the uncertainty of MOPO and MOReL).
 """
 import argparse
-import json
 from pathlib import Path
 
 import jax
@@ -21,6 +20,7 @@ import numpy as np
 import resolvent
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
+from resolvent.experiments.rundir import RunDir
 
 
 @jax.jit
@@ -41,7 +41,7 @@ def main() -> None:
     ap.add_argument("--every", type=int, default=10, help="every how many rollout steps the distance is taken")
     args = ap.parse_args()
     run = Path(args.run)
-    cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
     p = prepare(cfg, None)
     pred = np.load(run / "predictions.npz")
     all_obs, all_act = p.raw_points()                                      # every evaluation point

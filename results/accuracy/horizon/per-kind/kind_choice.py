@@ -18,9 +18,10 @@ import numpy as np
 import resolvent
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
+from resolvent.experiments.rundir import RunDir
 
 run = Path(sys.argv[1])
-cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
 p = prepare(cfg, None)
 pred = np.load(run / "predictions.npz")
 all_obs, all_act = p.raw_points()                                           # every evaluation point

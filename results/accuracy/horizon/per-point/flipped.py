@@ -6,7 +6,6 @@ per reward set.
 
 RUN: a finished ``resolvent evaluate`` run of a HalfCheetah family (obs[1] the root's angle).
 """
-import json
 import sys
 from pathlib import Path
 
@@ -14,11 +13,12 @@ import numpy as np
 
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
+from resolvent.experiments.rundir import RunDir
 
 
 def main() -> None:
     run = Path(sys.argv[1])
-    cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
     p = prepare(cfg, None)
     angle = p.raw_points()[0][p.slices["dataset"], 1]                              # (b,) the root's angle
     back = np.abs(angle) > np.pi / 2                                                # (b,)

@@ -19,7 +19,6 @@ worst over the rewards.
 RUN: a finished ``resolvent evaluate`` run with horizons, two or more operators and an ensemble
 one-step model (its ``models/``).
 """
-import json
 import sys
 from pathlib import Path
 
@@ -29,6 +28,7 @@ import resolvent
 from resolvent.algorithms.horizon import choose, point_spread
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.problem import prepare
+from resolvent.experiments.rundir import RunDir
 
 
 def answers_per_point(fixed: np.ndarray, e_model: np.ndarray, e_op: np.ndarray, candidates: tuple,
@@ -44,7 +44,7 @@ def main() -> None:
     print("| run | operator | points | rule | geometric mean over the best k | worst | reward sets |")
     print("|---|---|---|---|---|---|---|")
     for run in map(Path, sys.argv[1:]):
-        cfg = EvaluateConfig.from_dict(json.loads((run / "config.json").read_text()))
+        cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
         p = prepare(cfg, None)
         pred = np.load(run / "predictions.npz")
         all_obs, all_act = p.raw_points()                                          # every evaluation point
