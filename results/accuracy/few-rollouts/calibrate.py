@@ -64,12 +64,17 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     return out
 
 
-def study(run: Path, draws: int, seed: int) -> list[dict]:
-    """One row per (kind of points, reward set) of the run: auto's ratio and each m's."""
+def finished(run: Path) -> dict:
+    """The run's results.json; a run that is not finished, or has no predictions.npz, is named."""
     results = RunDir(run).read_results()
     if not results.get("complete") or not (run / "predictions.npz").is_file():
         raise SystemExit(f"{run} is not a finished run with predictions.npz (resolvent evaluate writes both)")
-    methods = results["methods"]
+    return results
+
+
+def study(run: Path, draws: int, seed: int) -> list[dict]:
+    """One row per (kind of points, reward set) of the run: auto's ratio and each m's."""
+    methods = finished(run)["methods"]
     preds = np.load(run / "predictions.npz")
     candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
     try:
@@ -112,7 +117,7 @@ def main() -> None:
     columns = [f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED]
     lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
     for run in args.runs:
-        results = RunDir(run).read_results()
+        results = finished(run)
         lines += [f"\n### `{run}` ({results['family']}, {results['dataset']})\n",
                   "| points | rewards | best candidate | auto | " + " | ".join(
                       f"m = {c[1:]}" if c.startswith("m") else f"m = {c[6:]}, pooled" for c in columns) + " |",
