@@ -19,8 +19,13 @@ scored as the set's MSE at the rest over the best single candidate's there,
     ratio = mean_r mse_rest(c*(r), r) / min_c mean_r mse_rest(c, r)
 
 (below 1 where picking per reward beats every candidate), its median and 90th percentile over
-``--draws`` draws of L. ``auto`` is the offline pick (runs with the trust report), scored at
-all n points the same way. The candidates are auto's: every method of the run whose operator is
+``--draws`` draws of L (``all scored``: at all n points, L included). L may also be placed
+without truth, at the m points where the candidates disagree most,
+
+    d_i = mean_r var_c (G_c[r](x_i) / sd_{c,j} G_c[r](x_j)),     L = the m largest d_i
+
+one value, scored at all n points. ``auto`` is the offline pick (runs with the trust report),
+scored at all n points the same way. The candidates are auto's: every method of the run whose operator is
 one of ``AUTO_CANDIDATES``, its fixed horizons and kauto.
 """
 from __future__ import annotations
@@ -39,6 +44,8 @@ SETS = ("train", "test", "probe", "heldout")
 KINDS = ("dataset", "reset", "trajectory")
 LABELLED = (1, 2, 4, 8, 16)     # m: true rollouts, per kind of points
 POOLED = (4, 16)
+WHOLE = (8,)                    # random m scored at all n points, as the disagreement picks are
+DISAGREE = (4, 8)               # m at the points where the candidates disagree most
 
 
 def set_errors(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -46,22 +53,31 @@ def set_errors(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return (pred - truth[None]) ** 2
 
 
-def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Generator) -> np.ndarray:
-    """The set's MSE at the unlabelled points by the pick at m labelled ones, over the best
-    single candidate's there, for each draw: (draws,)."""
-    c, r, n = err.shape
-    out = np.empty(draws)
-    for d in range(draws):
-        order = rng.permutation(n)
-        lab, rest = order[:m], order[m:]
-        at_lab = err[:, :, lab].mean(-1)                                       # (C, R)
-        at_rest = err[:, :, rest].mean(-1)                                     # (C, R)
-        if pooled:
-            pick = np.full(r, np.argmin(at_lab.mean(1)))                       # (R,)
-        else:
-            pick = np.argmin(at_lab, 0)                                        # (R,)
-        out[d] = at_rest[pick, np.arange(r)].mean() / at_rest.mean(1).min()
-    return out
+def ratio(err: np.ndarray, lab: np.ndarray, scored: np.ndarray, pooled: bool) -> float:
+    """The set's MSE at the ``scored`` points by the pick at the labelled points ``lab``, over
+    the best single candidate's there."""
+    r = err.shape[1]
+    at_lab = err[:, :, lab].mean(-1)                                           # (C, R)
+    at_scored = err[:, :, scored].mean(-1)                                     # (C, R)
+    pick = np.full(r, np.argmin(at_lab.mean(1))) if pooled else np.argmin(at_lab, 0)   # (R,)
+    return float(at_scored[pick, np.arange(r)].mean() / at_scored.mean(1).min())
+
+
+def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Generator,
+           whole: bool = False) -> np.ndarray:
+    """``ratio`` for ``draws`` random draws of m labelled points, scored at the others (or at
+    all n with ``whole``): (draws,)."""
+    n = err.shape[2]
+    orders = [rng.permutation(n) for _ in range(draws)]
+    return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
+
+
+def disagreement(pred: np.ndarray) -> np.ndarray:
+    """Each point's disagreement among C candidates' answers (C, R, n), no truth needed: the
+    variance over candidates of the answers in units of each reward's spread, averaged over the
+    rewards: (n,)."""
+    z = pred / (pred.std(axis=(0, 2), keepdims=True) + 1e-12)                  # (C, R, n)
+    return z.var(0).mean(0)
 
 
 def finished(run: Path) -> dict:
@@ -89,7 +105,8 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
             if not all(k in preds.files for k in keys):
                 continue
             truth = np.asarray(preds[f"{candidates[0]}|{name}|{kind}|truth"], np.float64)   # (R, n)
-            err = set_errors(np.stack([np.asarray(preds[k], np.float64) for k in keys]), truth)   # (C, R, n)
+            pred = np.stack([np.asarray(preds[k], np.float64) for k in keys])                 # (C, R, n)
+            err = set_errors(pred, truth)                                                      # (C, R, n)
             best = err.mean((1, 2))
             row = {"run": str(run), "kind": kind, "set": name, "rewards": err.shape[1],
                    "best": candidates[int(np.argmin(best))],
@@ -98,12 +115,19 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 row[f"m{m}"] = ratios(err, m, draws, False, rng)
             for m in POOLED:
                 row[f"pooled{m}"] = ratios(err, m, draws, True, rng)
+            for m in WHOLE:
+                row[f"whole{m}"] = ratios(err, m, draws, False, rng, whole=True)
+            for m in DISAGREE:
+                top = np.argsort(-disagreement(pred), kind="stable")[:m]
+                row[f"disagree{m}"] = np.array([ratio(err, top, np.arange(err.shape[2]), False)])
             rows.append(row)
     return rows
 
 
 def summary(values: np.ndarray) -> str:
-    """``median [90th percentile]`` of a ratio over the draws."""
+    """``median [90th percentile]`` of a ratio over the draws (the value alone for one)."""
+    if len(values) == 1:
+        return f"{values[0]:.2f}"
     return f"{np.median(values):.2f} [{np.quantile(values, 0.9):.2f}]"
 
 
@@ -114,13 +138,16 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="also write the tables to this Markdown file")
     args = ap.parse_args()
-    columns = [f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED]
+    columns = ([f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED] + [f"whole{m}" for m in WHOLE]
+               + [f"disagree{m}" for m in DISAGREE])
+    titles = {**{f"m{m}": f"m = {m}" for m in LABELLED}, **{f"pooled{m}": f"m = {m}, pooled" for m in POOLED},
+              **{f"whole{m}": f"m = {m}, all scored" for m in WHOLE},
+              **{f"disagree{m}": f"m = {m} where they disagree, all scored" for m in DISAGREE}}
     lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
     for run in args.runs:
         results = finished(run)
         lines += [f"\n### `{run}` ({results['family']}, {results['dataset']})\n",
-                  "| points | rewards | best candidate | auto | " + " | ".join(
-                      f"m = {c[1:]}" if c.startswith("m") else f"m = {c[6:]}, pooled" for c in columns) + " |",
+                  "| points | rewards | best candidate | auto | " + " | ".join(titles[c] for c in columns) + " |",
                   "|---|---|---|---|" + "---|" * len(columns)]
         for row in study(run, args.draws, args.seed):
             for c in columns:
@@ -130,12 +157,16 @@ def main() -> None:
             auto = "-" if row["auto"] is None else f"{row['auto']:.2f}"
             lines.append(f"| {row['kind']} | {row['set']} ({row['rewards']}) | {row['best']} | {auto} | "
                          + " | ".join(summary(row[c]) for c in columns) + " |")
-    lines += ["\nThe medians' geometric mean and worst, over every row above and over the rows with auto's pick:\n",
-              "| rows | " + " | ".join(["auto", *columns]) + " |", "|---|" + "---|" * (len(columns) + 1)]
+    lines += ["\nThe medians' geometric mean, worst, and how many are within 1.1x, over every row above and over "
+              "the rows with auto's pick:\n",
+              "| rows | " + " | ".join(["auto", *(titles[c] for c in columns)]) + " |",
+              "|---|" + "---|" * (len(columns) + 1)]
     for name, rows in (("every", np.ones(len(with_auto), bool)), ("with auto", np.array(with_auto))):
-        for what, fn in (("geometric mean", lambda v: np.exp(np.mean(np.log(v)))), ("worst", np.max)):
-            vals = {c: np.asarray(every[c])[rows] for c in ["auto", *columns]}
-            cells = [f"{fn(v):.2f}" if len(v) and np.isfinite(v).all() else "-" for v in vals.values()]
+        for what, fn in (("geometric mean", lambda v: f"{np.exp(np.mean(np.log(v))):.2f}"),
+                         ("worst", lambda v: f"{np.max(v):.2f}"),
+                         ("within 1.1x", lambda v: f"{np.sum(v <= 1.1)}/{len(v)}")):
+            vals = [np.asarray(every[c])[rows] for c in ["auto", *columns]]
+            cells = [fn(v) if len(v) and np.isfinite(v).all() else "-" for v in vals]
             lines.append(f"| {name}, {what} | " + " | ".join(cells) + " |")
     text = "\n".join(lines)
     print(text)
