@@ -86,16 +86,23 @@ def trajectory_points(spec, actor, cfg: PointsConfig) -> GroundTruth:
     return roll_out(envs, actor, action, h, cfg.gamma, f"trajectory points {spec.name}")
 
 
+def restored(spec, obs: np.ndarray, restore: Callable, steps: int, seed: int) -> Lockstep:
+    """One environment per state of ``obs`` (n, ds), each reset (seed ``seed``) and set to its
+    state with ``restore(env, obs)``, ready for ``steps`` steps of ``roll_out``."""
+    envs = Lockstep(spec.env_id, len(obs), spec.extras, max_episode_steps=steps + 1)
+    for i in range(len(obs)):
+        envs.reset(i, seed * 1_000_003 + 7919 * i + 3)
+        envs.restore(i, restore, obs[i])
+    return envs
+
+
 def dataset_points(spec, actor, obs: np.ndarray, actions: np.ndarray, restore: Callable,
                    cfg: PointsConfig) -> GroundTruth:
     """States ``obs`` (n, ds) of the dataset set in the simulator with ``restore``; first action
     ``actions`` (even points) or perturbed (odd points); rolled out (see the module)."""
     h = horizon(cfg.gamma, cfg.tol)
     n = len(obs)
-    envs = Lockstep(spec.env_id, n, spec.extras, max_episode_steps=h + 1)
-    for i in range(n):
-        envs.reset(i, cfg.seed * 1_000_003 + 7919 * i + 3)
-        envs.restore(i, restore, obs[i])
+    envs = restored(spec, obs, restore, h, cfg.seed)
     low, high = envs.action_space.low, envs.action_space.high
     action = np.asarray(actions, np.float32).copy()
     odd = np.arange(n) % 2 == 1

@@ -1,0 +1,167 @@
+"""A run's candidates chosen per reward by a few true rollouts, placed where they disagree most.
+
+auto (``experiments/trust.py``) keeps one candidate per run, from signals built from the same
+transitions; on HalfCheetah-Vel replay's dataset states it is 1.7-2.7x the best candidate, the
+error held by six upside-down states that no such signal tells apart (results/README.md, the
+targets' table). With a simulator that can be set to the asked states, a few Monte-Carlo returns
+of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards at n points:
+
+    d_i = mean_r var_c (A[c, r, i] / sd_{c,j} A[c, r, j])       the candidates' disagreement at x_i
+    L   = the m points of largest d_i                          (no truth needed to place them)
+    c*(r) = argmin_c  sum_{i in L} (A[c, r, i] - Q_r(x_i))^2    Q_r(x_i): pi rolled out from x_i
+    answer: A[c*(r), r, :]
+
+One rollout from each of the m points scores every reward. Measured on the answers and truths of
+finished runs (results/accuracy/few-rollouts/): with m = 8, 69 of 87 (reward set, kind of points)
+rows on 9 runs are within 1.1x of the best single candidate's MSE (geometric mean 1.05x); on the
+3 runs with auto, 24 of 33 against auto's 9.
+
+``calibrate`` does it for a finished ``resolvent evaluate`` run (or ``resolvent.fit``'s): every
+candidate of auto (the operators of ``AUTO_CANDIDATES`` the run trained, each with its
+expansions) answers, and ``simulator_truth`` rolls pi out in the run's environment from the m
+points, each state set with its family's ``restore`` (``evaluation/points.py``). Any other
+source of true returns can be given as ``truth``. It is an online step of an offline method:
+where no simulator can be set to a state, it cannot be used.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from resolvent.data.user import load_dataset, named_rewards
+from resolvent.evaluation.ground_truth import horizon, roll_out
+from resolvent.evaluation.points import restore_for, restored
+from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
+from resolvent.experiments.rundir import RunDir
+from resolvent.families import FAMILIES, get_family
+from resolvent.model import AUTO, OperatorModel, Reward, load, run_policy, split_method
+
+Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
+#       (rewards, observations (m, ds), actions (m, da)) -> true Q (R, m)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """Each reward's answer by the candidate closest to the truth at the rolled-out points."""
+
+    q: np.ndarray                  # (R, n) the chosen candidate's answer for each reward
+    chosen: tuple[str, ...]        # (R,) the candidate chosen for each reward
+    candidates: tuple[str, ...]    # (C,) the candidates
+    answers: np.ndarray            # (C, R, n) every candidate's answer (mean over network seeds)
+    labelled: np.ndarray           # (m,) the points rolled out, those where the candidates disagree most
+    truth: np.ndarray              # (R, m) the true Q there
+    errors: np.ndarray             # (C, R) each candidate's mean squared error there
+
+
+def disagreement(answers: np.ndarray) -> np.ndarray:
+    """d_i (n,): the variance over candidates of the answers (C, R, n) at each point, in units of
+    each reward's spread over candidates and points, averaged over the rewards. Unchanged when a
+    reward is scaled; 0 where every candidate gives the same answer."""
+    a = np.asarray(answers, np.float64)
+    z = a / (a.std(axis=(0, 2), keepdims=True) + 1e-12)                        # (C, R, n)
+    return z.var(0).mean(0)
+
+
+def check_m(m: int, n: int) -> None:
+    """One clear error for a number of points to roll out that is not 1..n."""
+    if isinstance(m, bool) or not isinstance(m, (int, np.integer)) or not 1 <= m <= n:
+        raise ValueError(f"m, the points rolled out, must be an integer in 1..{n} (the points asked), got {m!r}")
+
+
+def labelled_points(answers: np.ndarray, m: int) -> np.ndarray:
+    """The m points (indices, (m,)) of largest ``disagreement`` (ties to the lower index)."""
+    check_m(m, np.shape(answers)[-1])
+    return np.sort(np.argsort(-disagreement(answers), kind="stable")[:m])
+
+
+def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """c*(r) (R,) and every candidate's mean squared error (C, R) at the ``labelled`` points,
+    against ``truth`` (R, m) there (ties to the first candidate)."""
+    errors = ((np.asarray(answers, np.float64)[:, :, labelled] - np.asarray(truth, np.float64)[None]) ** 2).mean(-1)
+    return np.argmin(errors, 0), errors
+
+
+def run_candidates(run_dir: str | Path) -> tuple[str, ...]:
+    """auto's candidates among a finished run's methods: every operator of ``AUTO_CANDIDATES``
+    with each of its expansions (+kK, +kauto), in results.json's order."""
+    results = RunDir(run_dir).read_results()
+    if not results.get("complete"):
+        raise ValueError(f"{run_dir} holds no finished run (its results.json is missing or not complete)")
+    out = tuple(m for m in results["methods"] if split_method(m)[0] in AUTO_CANDIDATES)
+    if len(out) < 2:
+        raise ValueError(f"{run_dir} has {list(out)} of auto's candidates; calibration chooses among two or more")
+    return out
+
+
+def answer_all(run_dir: str | Path, candidates: Sequence[str], rewards: Mapping[str, Reward], observations,
+               actions, policy: Callable | None = None) -> np.ndarray:
+    """Every candidate's answer (C, R, n), mean over the network seeds. Each operator is loaded
+    once, answering at each of its horizons from one rollout (a shorter one is its prefix)."""
+    models: dict[str, OperatorModel] = {}
+    for base in dict.fromkeys(split_method(c)[0] for c in candidates):
+        horizons = [split_method(c)[1] for c in candidates if split_method(c)[0] == base]
+        name = f"{base}+k{AUTO}" if AUTO in horizons else base
+        models[base] = load(run_dir, name)
+        if policy is not None:
+            models[base].target_policy = policy
+    out = np.empty((len(candidates), len(rewards), len(observations)))
+    for c, name in enumerate(candidates):
+        base, k = split_method(name)
+        for r, reward in enumerate(rewards.values()):
+            out[c, r] = np.asarray(models[base].q_values(reward, observations, actions, seed=None, horizon=k)).mean(0)
+    return out
+
+
+def simulator_truth(run_dir: str | Path, policy: Callable | None = None) -> Truth:
+    """True Q from the run's simulator: one environment per point, set to its state with the
+    family's ``restore``, its first action the point's, then pi (the run's target, or ``policy``)
+    until gamma^t < the run's ``gt_tol``; every reward scored along the same rollouts."""
+    cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
+    spec = get_family(cfg.family) if cfg.data is None else load_dataset(cfg.data, cfg.env)[0]
+    restore = restore_for(spec.env_id)
+    if spec.env_id is None or restore is None:
+        known = sorted({f.env_id for f in FAMILIES.values() if f.restore is not None})
+        raise ValueError(f"no known way to set {spec.env_id or 'this dataset'!r}'s simulator to an observation "
+                         f"(known: {known}); pass truth=, a callable (rewards, observations, actions) -> true Q (R, m)")
+    actor = policy if policy is not None else run_policy(run_dir)
+    if actor is None:
+        raise ValueError(f"{run_dir}'s target policy was given in Python; pass policy= (the same callable)")
+    gamma, steps = cfg.fqe.gamma, horizon(cfg.fqe.gamma, cfg.gt_tol)
+
+    def truth(rewards: Mapping[str, Reward], observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
+        envs = restored(spec, np.asarray(observations, np.float32), restore, steps, cfg.seed)
+        gt = roll_out(envs, actor, np.asarray(actions, np.float32), steps, gamma, "calibration rollouts")
+        return np.stack([gt.q(reward) for reward in rewards.values()])           # (R, m)
+    return truth
+
+
+def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, actions, m: int = 8,
+              candidates: Sequence[str] | None = None, policy: Callable | None = None,
+              truth: Truth | None = None) -> Calibrated:
+    """The answer for each of ``rewards`` at (observations (n, ds), actions (n, da)) by the
+    candidate closest to the truth at the m points where the candidates disagree most (see the
+    module). ``candidates``: methods of the run (default: auto's, ``run_candidates``).
+    ``policy``: the target policy, where the run was given a callable. ``truth``: true Q at
+    given points (default: ``simulator_truth``, the run's environment)."""
+    named = named_rewards(rewards, "rewards")
+    if not named:
+        raise ValueError("rewards must name at least one reward callable")
+    obs, act = np.asarray(observations, np.float32), np.asarray(actions, np.float32)
+    if obs.ndim != 2 or act.ndim != 2 or len(obs) != len(act):
+        raise ValueError(f"observations (n, ds) and actions (n, da) must have one row per point, "
+                         f"got {obs.shape} and {act.shape}")
+    candidates = tuple(candidates) if candidates is not None else run_candidates(run_dir)
+    check_m(m, len(obs))                                                          # before any answer
+    answers = answer_all(run_dir, candidates, dict(named), obs, act, policy)     # (C, R, n)
+    lab = labelled_points(answers, m)
+    true_q = (truth or simulator_truth(run_dir, policy))(dict(named), obs[lab], act[lab])
+    true_q = np.asarray(true_q, np.float64)
+    if true_q.shape != (len(named), len(lab)) or not np.all(np.isfinite(true_q)):
+        raise ValueError(f"the truth must be finite, one row per reward and one column per point rolled out "
+                         f"{(len(named), len(lab))}, got shape {true_q.shape}")
+    picked, errors = choose(answers, true_q, lab)
+    q = answers[picked, np.arange(len(named))]                                  # (R, n)
+    return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors)

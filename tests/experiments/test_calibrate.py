@@ -1,0 +1,92 @@
+"""A run's candidates chosen per reward by true rollouts where they disagree most."""
+import numpy as np
+import pytest
+
+from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.experiments.calibrate import calibrate, choose, disagreement, labelled_points, run_candidates
+from resolvent.experiments.sources import family_source
+
+TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
+            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
+            methods=("favor", "fb"), n_refs=16, ref_pool=200, random_features=16,
+            onestep=OneStepConfig(hidden=(16,), steps=20))
+
+
+def test_disagreement_is_where_the_candidates_differ_in_each_rewards_units():
+    truth = np.array([[0.0, 1.0, 2.0, 3.0, 4.0], [5.0, 5.0, 6.0, 6.0, 7.0]])      # (R, n)
+    answers = np.stack([truth, truth + 1.0, truth.copy()])                          # (C, R, n)
+    answers[2, :, 3] += 10.0                                                        # candidate 2 off at point 3
+    d = disagreement(answers)
+    assert d.shape == (5,) and np.argmax(d) == 3
+    scaled = answers.copy()
+    scaled[:, 1] *= 100.0                                                           # a reward in other units
+    np.testing.assert_allclose(disagreement(scaled), d, rtol=1e-9)
+    np.testing.assert_array_equal(disagreement(np.ones((3, 2, 5))), np.zeros(5))   # all agree
+    np.testing.assert_array_equal(labelled_points(answers, 1), [3])
+    np.testing.assert_array_equal(labelled_points(answers, 5), np.arange(5))
+
+
+def test_each_reward_gets_the_candidate_closest_to_the_truth_at_the_labelled_points():
+    truth = np.array([[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]])                            # (R, n)
+    answers = np.stack([truth + [[0.0, 0.0, 5.0], [0.0, 2.0, 0.0]],                 # right at 0, 1 for reward 0
+                        truth + [[1.0, 1.0, 0.0], [0.0, 0.0, 0.0]]])                # right everywhere for reward 1
+    picked, errors = choose(answers, truth[:, [0, 1]], np.array([0, 1]))
+    np.testing.assert_array_equal(picked, [0, 1])
+    np.testing.assert_allclose(errors, [[0.0, 2.0], [1.0, 0.0]])
+    picked, _ = choose(answers, truth[:, [2]], np.array([2]))                     # point 2 decides otherwise
+    np.testing.assert_array_equal(picked, [1, 0])
+
+
+@pytest.mark.parametrize("m", [0, 7, 2.5, True])
+def test_bad_numbers_of_points(m):
+    with pytest.raises(ValueError, match="m, the points rolled out"):
+        labelled_points(np.zeros((2, 1, 6)), m)
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("calibrate") / "run"
+    cfg = EvaluateConfig(**TINY)
+    run_evaluate(cfg, out, plot=False)
+    return out, family_source(cfg)
+
+
+def test_calibrate_rolls_out_the_simulator_where_the_candidates_disagree(tiny_run):
+    """On a tiny Pendulum-Angle run: the truth at the rolled-out points is the evaluation's own
+    Monte-Carlo truth there (the same simulator, restore and policy), every reward's answer is its
+    chosen candidate's, and that candidate is the closest to the truth there."""
+    run, src = tiny_run
+    gt = src.points["dataset"]
+    rewards = dict(src.rewards["test"])
+    c = calibrate(run, rewards, gt.obs0, gt.action0, m=3)
+    assert c.candidates == run_candidates(run) and {"favor", "fb", "favor+k3", "fb+k3"} <= set(c.candidates)
+    assert c.answers.shape == (len(c.candidates), len(rewards), len(gt.obs0))
+    np.testing.assert_array_equal(c.labelled, labelled_points(c.answers, 3))
+    ref = np.stack([gt.q(r) for r in rewards.values()])                           # (R, n)
+    np.testing.assert_allclose(c.truth, ref[:, c.labelled], rtol=1e-4, atol=1e-3)
+    for r in range(len(rewards)):
+        chosen = c.candidates.index(c.chosen[r])
+        assert c.errors[chosen, r] == c.errors[:, r].min()
+        np.testing.assert_array_equal(c.q[r], c.answers[chosen, r])
+    given = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("favor", "fb+k3"),
+                      truth=lambda rw, o, a: np.zeros((len(rw), len(o))))          # any source of true returns
+    assert given.candidates == ("favor", "fb+k3") and not given.truth.any()
+
+
+def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
+    run, src = tiny_run
+    gt = src.points["dataset"]
+    rewards = dict(src.rewards["test"][:1])
+    with pytest.raises(ValueError, match="one row per point"):
+        calibrate(run, rewards, gt.obs0, gt.action0[:3])
+    with pytest.raises(ValueError, match="m, the points rolled out"):
+        calibrate(run, rewards, gt.obs0, gt.action0, m=100)
+    with pytest.raises(ValueError, match="at least one reward"):
+        calibrate(run, {}, gt.obs0, gt.action0)
+    with pytest.raises(ValueError, match="is not a reward"):
+        calibrate(run, {"r": 3}, gt.obs0, gt.action0)
+    with pytest.raises(ValueError, match="the truth must be finite"):
+        calibrate(run, rewards, gt.obs0, gt.action0, m=2, truth=lambda rw, o, a: np.zeros(3))
+    with pytest.raises(ValueError, match="no finished run"):
+        calibrate(tmp_path, rewards, gt.obs0, gt.action0)
