@@ -1,7 +1,7 @@
 """A run's candidates chosen per reward by a few true rollouts, placed where they disagree most.
 
 auto (``experiments/trust.py``) keeps one candidate per run, from signals built from the same
-transitions; on HalfCheetah-Vel replay's dataset states it is 1.7-2.7x the best candidate, the
+transitions; on HalfCheetah-Vel replay's dataset states it is 2.2-3.0x the best candidate, the
 error held by six upside-down states that no such signal tells apart (results/README.md, the
 targets' table). With a simulator that can be set to the asked states, a few Monte-Carlo returns
 of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards at n points:
@@ -14,7 +14,8 @@ of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards
 One rollout from each of the m points scores every reward. Measured on the answers and truths of
 finished runs (results/accuracy/few-rollouts/): with m = 8, 69 of 87 (reward set, kind of points)
 rows on 9 runs are within 1.1x of the best single candidate's MSE (geometric mean 1.05x); on the
-3 runs with auto, 24 of 33 against auto's 9.
+3 runs with auto, 24 of 33 against auto's 14, though it loses where auto is right (HalfCheetah-Vel
+replay's trajectories, 1.00x -> 1.55-1.72x).
 
 ``calibrate`` does it for a finished ``resolvent evaluate`` run (or ``resolvent.fit``'s): every
 candidate of auto (the operators of ``AUTO_CANDIDATES`` the run trained, each with its

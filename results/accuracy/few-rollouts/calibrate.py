@@ -94,7 +94,7 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
     preds = np.load(run / "predictions.npz")
     candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
     try:
-        auto = choose_method(methods, candidates)["chosen"]
+        auto = choose_method(methods, candidates, RunDir(run).read_config().get("auto_tie", 1.5))["chosen"]
     except ValueError:                                      # a run without the trust report
         auto = None
     rng = np.random.default_rng(seed)
