@@ -36,6 +36,13 @@ def test_each_reward_gets_the_candidate_closest_to_the_truth_at_the_labelled_poi
     np.testing.assert_allclose(errors, [[0.0, 2.0], [1.0, 0.0]])
     picked, _ = choose(answers, truth[:, [2]], np.array([2]))                     # point 2 decides otherwise
     np.testing.assert_array_equal(picked, [1, 0])
+    # a prior stays where its error is within the factor of the best: reward 0 (1 against 0) is
+    # overruled at factor 2, reward 1 (0, the best) keeps it
+    picked, errors = choose(answers, truth[:, [0, 1]], np.array([0, 1]), prior=1, factor=2.0)
+    np.testing.assert_array_equal(picked, [0, 1])
+    close = np.array([[[1.0, 1.0]], [[1.2, 1.2]]])               # (C, R, n): errors 1 and 1.44 against zero truth
+    np.testing.assert_array_equal(choose(close, np.zeros((1, 2)), np.array([0, 1]), 1, 2.0)[0], [1])
+    np.testing.assert_array_equal(choose(close, np.zeros((1, 2)), np.array([0, 1]), 1, 1.2)[0], [0])
 
 
 @pytest.mark.parametrize("m", [0, 7, 2.5, True])
@@ -69,9 +76,14 @@ def test_calibrate_rolls_out_the_simulator_where_the_candidates_disagree(tiny_ru
         chosen = c.candidates.index(c.chosen[r])
         assert c.errors[chosen, r] == c.errors[:, r].min()
         np.testing.assert_array_equal(c.q[r], c.answers[chosen, r])
+    assert c.prior is None                                      # the run made no auto pick
     given = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("favor", "fb+k3"),
                       truth=lambda rw, o, a: np.zeros((len(rw), len(o))))          # any source of true returns
     assert given.candidates == ("favor", "fb+k3") and not given.truth.any()
+    kept = calibrate(run, rewards, gt.obs0, gt.action0, m=3, prior="fb", truth=lambda rw, o, a: c.truth)
+    for r in range(len(rewards)):                               # fb unless 2x off at the rolled-out points
+        fb = kept.errors[kept.candidates.index("fb"), r]
+        assert kept.chosen[r] == ("fb" if fb <= 2 * kept.errors[:, r].min() else c.chosen[r])
 
 
 def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
@@ -88,5 +100,7 @@ def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
         calibrate(run, {"r": 3}, gt.obs0, gt.action0)
     with pytest.raises(ValueError, match="the truth must be finite"):
         calibrate(run, rewards, gt.obs0, gt.action0, m=2, truth=lambda rw, o, a: np.zeros(3))
+    with pytest.raises(ValueError, match="prior 'sf' is not one of the candidates"):
+        calibrate(run, rewards, gt.obs0, gt.action0, prior="sf")
     with pytest.raises(ValueError, match="no finished run"):
         calibrate(tmp_path, rewards, gt.obs0, gt.action0)

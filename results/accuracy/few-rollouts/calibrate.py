@@ -24,8 +24,10 @@ without truth, at the m points where the candidates disagree most,
 
     d_i = mean_r var_c (G_c[r](x_i) / sd_{c,j} G_c[r](x_j)),     L = the m largest d_i
 
-one value, scored at all n points. ``auto`` is the offline pick (runs with the trust report),
-scored at all n points the same way. The candidates are auto's: every method of the run whose operator is
+one value, scored at all n points; and with auto's pick kept for every reward unless its error
+at L is more than 2 times the best there (``calibrate.choose`` with a prior, the package's
+rule). ``auto`` is the offline pick (runs with the trust report), scored at all n points the
+same way. The candidates are auto's: every method of the run whose operator is
 one of ``AUTO_CANDIDATES``, its fixed horizons and kauto.
 """
 from __future__ import annotations
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+from resolvent.experiments.calibrate import choose, disagreement
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.trust import choose_method
@@ -70,14 +73,6 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     n = err.shape[2]
     orders = [rng.permutation(n) for _ in range(draws)]
     return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
-
-
-def disagreement(pred: np.ndarray) -> np.ndarray:
-    """Each point's disagreement among C candidates' answers (C, R, n), no truth needed: the
-    variance over candidates of the answers in units of each reward's spread, averaged over the
-    rewards: (n,)."""
-    z = pred / (pred.std(axis=(0, 2), keepdims=True) + 1e-12)                  # (C, R, n)
-    return z.var(0).mean(0)
 
 
 def finished(run: Path) -> dict:
@@ -120,6 +115,10 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
             for m in DISAGREE:
                 top = np.argsort(-disagreement(pred), kind="stable")[:m]
                 row[f"disagree{m}"] = np.array([ratio(err, top, np.arange(err.shape[2]), False)])
+            top = np.argsort(-disagreement(pred), kind="stable")[:8]
+            picked = choose(pred, truth[:, top], top, None if auto is None else candidates.index(auto))[0]  # (R,)
+            row["prior8"] = np.array([np.nan if auto is None else
+                                      err[picked, np.arange(len(picked))].mean() / err.mean((1, 2)).min()])
             rows.append(row)
     return rows
 
@@ -127,7 +126,7 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
 def summary(values: np.ndarray) -> str:
     """``median [90th percentile]`` of a ratio over the draws (the value alone for one)."""
     if len(values) == 1:
-        return f"{values[0]:.2f}"
+        return "-" if np.isnan(values[0]) else f"{values[0]:.2f}"
     return f"{np.median(values):.2f} [{np.quantile(values, 0.9):.2f}]"
 
 
@@ -139,10 +138,11 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=None, help="also write the tables to this Markdown file")
     args = ap.parse_args()
     columns = ([f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED] + [f"whole{m}" for m in WHOLE]
-               + [f"disagree{m}" for m in DISAGREE])
+               + [f"disagree{m}" for m in DISAGREE] + ["prior8"])
     titles = {**{f"m{m}": f"m = {m}" for m in LABELLED}, **{f"pooled{m}": f"m = {m}, pooled" for m in POOLED},
               **{f"whole{m}": f"m = {m}, all scored" for m in WHOLE},
-              **{f"disagree{m}": f"m = {m} where they disagree, all scored" for m in DISAGREE}}
+              **{f"disagree{m}": f"m = {m} where they disagree, all scored" for m in DISAGREE},
+              "prior8": "m = 8 where they disagree, auto kept unless 2x off there"}
     lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
     for run in args.runs:
         results = finished(run)
