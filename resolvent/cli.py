@@ -309,6 +309,65 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
                 else f"MSE over all {len(truth)} initial points: {gap:.4g}") + (f"; written to {out}" if out else ""))
 
 
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.option("--rewards", "rewards_ref", default=None,
+              help="the rewards: FILE.py:ATTR or MODULE:ATTR, a dict {name: callable over the transition quantities} "
+                   "[default: a family run's test rewards]")
+@click.option("--at", "at", type=click.Path(exists=True, dir_okay=False), default=None,
+              help="the points: an .npz holding observations (n, ds) and actions (n, da) "
+                   "[default: a family run's evaluation points of --kind]")
+@click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
+              help="without --at: which of the run's evaluation points")
+@click.option("-m", "m", default=8, show_default=True, help="points rolled out, where the candidates disagree most")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="write q (R, n), the chosen candidates, the points rolled out and their truth to this .npz")
+def calibrate(run_dir, rewards_ref, at, kind, m, out):
+    """Each reward's Q from the run's candidate closest to a few true rollouts: pi rolled out in the
+    run's simulator from the m points where the candidates' answers disagree most
+    (resolvent/experiments/calibrate.py). An online step: the simulator must be settable to a state."""
+    import resolvent
+    from resolvent.data.user import load_object
+    from resolvent.experiments.calibrate import calibrate as choose_per_reward
+    from resolvent.experiments.calibrate import run_candidates
+    from resolvent.experiments.sources import family_source
+    from resolvent.io import atomic_savez
+
+    if m < 1:
+        fail(f"-m must be >= 1, got {m}")
+    cfg = read_run_config(run_dir)
+    if cfg.get("task") == "optimize":
+        fail(f"{run_dir} is an optimize run: calibrate chooses among an evaluate run's operators (resolvent evaluate)")
+    family = cfg.get("family") if cfg.get("data") is None else None
+    if (rewards_ref is None or at is None) and family is None:
+        fail(f"{run_dir} is a run on a dataset of one's own ({cfg.get('data')}): give --rewards FILE.py:ATTR "
+             f"and --at FILE.npz")
+    try:
+        src = family_source(EvaluateConfig.from_dict(cfg)) if rewards_ref is None or at is None else None
+        rewards = dict(src.rewards["test"]) if rewards_ref is None else load_object(rewards_ref, "rewards")
+        if at is not None:                              # the run's ds + da: its models' input size
+            obs, act = read_points(at, len(resolvent.load(run_dir, run_candidates(run_dir)[0]).x_mean))
+        elif kind not in src.points:
+            raise ValueError(f"{run_dir} has no evaluation points of kind {kind!r}; it has {sorted(src.points)}")
+        else:
+            obs, act = src.points[kind].obs0, src.points[kind].action0
+        c = choose_per_reward(run_dir, rewards, obs, act, m=m)
+        if out is not None:
+            atomic_savez(out, q=c.q, chosen=np.asarray(c.chosen), labelled=c.labelled, truth=c.truth,
+                         candidates=np.asarray(c.candidates))
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(f"{len(c.candidates)} candidates at {len(obs)} points; pi rolled out from {m} of them "
+               f"({', '.join(map(str, c.labelled))})" + (f"; the prior {c.prior}" if c.prior else ""))
+    click.echo(f"{'reward':>24} {'chosen':>14} {'RMSE there':>11} {'best there':>11}")
+    for r, name in enumerate(rewards):
+        chosen = c.candidates.index(c.chosen[r])
+        click.echo(f"{name[:24]:>24} {c.chosen[r]:>14} {np.sqrt(c.errors[chosen, r]):>11.4g} "
+                   f"{c.candidates[int(np.argmin(c.errors[:, r]))]:>11}")
+    if out is not None:
+        click.echo(f"written to {out}")
+
+
 def read_points(path: str, dx: int) -> tuple[np.ndarray, np.ndarray]:
     """The query points of an .npz: ``observations`` (n, ds) and ``actions`` (n, da), finite, with
     ds + da = ``dx``, the run's state-action size; one clear error otherwise."""

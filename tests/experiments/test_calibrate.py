@@ -1,8 +1,10 @@
 """A run's candidates chosen per reward by true rollouts where they disagree most."""
 import numpy as np
 import pytest
+from click.testing import CliRunner
 
 from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.calibrate import calibrate, choose, disagreement, labelled_points, run_candidates
 from resolvent.experiments.sources import family_source
@@ -104,3 +106,26 @@ def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
         calibrate(run, rewards, gt.obs0, gt.action0, prior="sf")
     with pytest.raises(ValueError, match="no finished run"):
         calibrate(tmp_path, rewards, gt.obs0, gt.action0)
+
+
+def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
+    """``resolvent calibrate RUN``: the family's test rewards at the run's dataset points by
+    default, the same choice as the Python call; points and rewards of one's own by file."""
+    run, src = tiny_run
+    out = tmp_path / "answers.npz"
+    res = CliRunner().invoke(main, ["calibrate", str(run), "-m", "3", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    gt = src.points["dataset"]
+    c = calibrate(run, dict(src.rewards["test"]), gt.obs0, gt.action0, m=3)
+    with np.load(out) as z:
+        np.testing.assert_allclose(z["q"], c.q, rtol=1e-5)
+        assert tuple(z["chosen"]) == c.chosen and list(z["labelled"]) == list(c.labelled)
+    assert "pi rolled out from 3 of them" in res.output
+    points, rewards = tmp_path / "points.npz", tmp_path / "rewards.py"
+    np.savez(points, observations=gt.obs0[:4], actions=gt.action0[:4])
+    rewards.write_text("import jax.numpy as jnp\nR = {'effort': lambda f: -jnp.sum(f['action'] ** 2, axis=-1)}\n")
+    res = CliRunner().invoke(main, ["calibrate", str(run), "--at", str(points), "--rewards", f"{rewards}:R", "-m", "2"])
+    assert res.exit_code == 0, res.output
+    assert "effort" in res.output
+    bad = CliRunner().invoke(main, ["calibrate", str(run), "--rewards", f"{rewards}:NOPE"])
+    assert bad.exit_code == 2 and "has no attribute 'NOPE'" in bad.output
