@@ -136,6 +136,7 @@ def main() -> None:
     ap.add_argument("--draws", type=int, default=500, help="random draws of the labelled points per m")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, default=None, help="also write the tables to this Markdown file")
+    ap.add_argument("--plot", type=Path, default=None, help="also draw every row's ratios to this image")
     args = ap.parse_args()
     columns = ([f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED] + [f"whole{m}" for m in WHOLE]
                + [f"disagree{m}" for m in DISAGREE] + ["prior8"])
@@ -172,6 +173,43 @@ def main() -> None:
     print(text)
     if args.out is not None:
         args.out.write_text(text.lstrip() + "\n")
+    if args.plot is not None:
+        plot({c: np.asarray(v) for c, v in every.items()}, args.plot)
+
+
+def plot(every: dict[str, np.ndarray], path: Path) -> None:
+    """Two panels of every (run, kind, reward set) row's ratio to the best single candidate: 8
+    rollouts where the candidates disagree against a typical random draw of 8 (its median, all
+    scored), and against auto's pick where the run has one (with auto as the prior too)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import matplotlib.ticker
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    has_auto = np.isfinite(every["auto"])
+    panels = ((axes[0], every["whole8"], [(every["disagree8"], "where they disagree", "C0")],
+               "8 rollouts at random (median over draws)", np.ones(len(every["auto"]), bool)),
+              (axes[1], every["auto"], [(every["disagree8"], "where they disagree", "C0"),
+                                        (every["prior8"], "... auto kept unless 2x off", "C3")],
+               "auto's pick, no rollouts", has_auto))
+    for ax, x, series, xlabel, rows in panels:
+        for y, label, colour in series:
+            ax.scatter(x[rows], y[rows], s=18, alpha=0.7, color=colour, label=f"8 rollouts {label}")
+        hi = max(3.0, float(np.nanmax([x[rows].max(), *(y[rows].max() for y, _, _ in series)])))
+        ax.plot([0.4, hi], [0.4, hi], color="grey", lw=0.8)
+        ax.axhline(1.1, color="grey", lw=0.6, ls=":")
+        ax.set(xscale="log", yscale="log", xlabel=f"{xlabel}: MSE / best candidate's",
+               ylabel="calibrated: MSE / best candidate's", title=f"{rows.sum()} rows (kind of points x reward set)")
+        for axis in (ax.xaxis, ax.yaxis):
+            axis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.set_xticks([0.5, 1, 1.5, 2, 3])
+        ax.set_yticks([0.5, 1, 1.5, 2, 3])
+        ax.legend(fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
