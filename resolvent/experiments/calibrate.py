@@ -118,7 +118,8 @@ def answer_all(run_dir: str | Path, candidates: Sequence[str], rewards: Mapping[
     models: dict[str, OperatorModel] = {}
     for base in dict.fromkeys(split_method(c)[0] for c in candidates):
         horizons = [split_method(c)[1] for c in candidates if split_method(c)[0] == base]
-        name = f"{base}+k{AUTO}" if AUTO in horizons else base
+        fixed = [k for k in horizons if k not in (0, AUTO)]   # loaded as an expansion: with the run's one-step model
+        name = f"{base}+k{AUTO}" if AUTO in horizons else f"{base}+k{max(fixed)}" if fixed else base
         models[base] = load(run_dir, name)
         if policy is not None:
             models[base].target_policy = policy
