@@ -11,7 +11,7 @@ from resolvent.experiments.sources import family_source
 
 TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
-            methods=("favor", "fb"), n_refs=16, ref_pool=200, random_features=16,
+            methods=("favor", "fb", "sf"), n_refs=16, ref_pool=200, random_features=16, sf_fit_points=256,
             onestep=OneStepConfig(hidden=(16,), steps=20))
 
 
@@ -82,6 +82,9 @@ def test_calibrate_rolls_out_the_simulator_where_the_candidates_disagree(tiny_ru
     given = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("favor", "fb+k3"),
                       truth=lambda rw, o, a: np.zeros((len(rw), len(o))))          # any source of true returns
     assert given.candidates == ("favor", "fb+k3") and not given.truth.any()
+    fixed = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("sf", "sf+k3"))   # sf is saved without
+    np.testing.assert_allclose(fixed.answers, c.answers[[c.candidates.index(k) for k in ("sf", "sf+k3")]],
+                               rtol=1e-5)                     # the one-step model: loaded with the run's
     kept = calibrate(run, rewards, gt.obs0, gt.action0, m=3, prior="fb", truth=lambda rw, o, a: c.truth)
     for r in range(len(rewards)):                               # fb unless 2x off at the rolled-out points
         fb = kept.errors[kept.candidates.index("fb"), r]
@@ -102,8 +105,8 @@ def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
         calibrate(run, {"r": 3}, gt.obs0, gt.action0)
     with pytest.raises(ValueError, match="the truth must be finite"):
         calibrate(run, rewards, gt.obs0, gt.action0, m=2, truth=lambda rw, o, a: np.zeros(3))
-    with pytest.raises(ValueError, match="prior 'sf' is not one of the candidates"):
-        calibrate(run, rewards, gt.obs0, gt.action0, prior="sf")
+    with pytest.raises(ValueError, match="prior 'attention' is not one of the candidates"):
+        calibrate(run, rewards, gt.obs0, gt.action0, m=2, prior="attention")
     with pytest.raises(ValueError, match="no finished run"):
         calibrate(tmp_path, rewards, gt.obs0, gt.action0)
 
