@@ -320,9 +320,12 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
 @click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
               help="without --at: which of the run's evaluation points")
 @click.option("-m", "m", default=8, show_default=True, help="points rolled out, where the candidates disagree most")
+@click.option("--prior", default=None,
+              help="a candidate kept for a reward unless the rollouts find one 2x closer: 'auto' (the run's auto "
+                   "pick) or a method [default: none]")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="write q (R, n), the chosen candidates, the points rolled out and their truth to this .npz")
-def calibrate(run_dir, rewards_ref, at, kind, m, out):
+def calibrate(run_dir, rewards_ref, at, kind, m, prior, out):
     """Each reward's Q from the run's candidate closest to a few true rollouts: pi rolled out in the
     run's simulator from the m points where the candidates' answers disagree most
     (resolvent/experiments/calibrate.py). An online step: the simulator must be settable to a state."""
@@ -351,7 +354,7 @@ def calibrate(run_dir, rewards_ref, at, kind, m, out):
             raise ValueError(f"{run_dir} has no evaluation points of kind {kind!r}; it has {sorted(src.points)}")
         else:
             obs, act = src.points[kind].obs0, src.points[kind].action0
-        c = choose_per_reward(run_dir, rewards, obs, act, m=m)
+        c = choose_per_reward(run_dir, rewards, obs, act, m=m, prior=prior)
         if out is not None:
             atomic_savez(out, q=c.q, chosen=np.asarray(c.chosen), labelled=c.labelled, truth=c.truth,
                          candidates=np.asarray(c.candidates))

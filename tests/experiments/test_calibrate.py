@@ -132,3 +132,5 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     assert "effort" in res.output
     bad = CliRunner().invoke(main, ["calibrate", str(run), "--rewards", f"{rewards}:NOPE"])
     assert bad.exit_code == 2 and "has no attribute 'NOPE'" in bad.output
+    bad = CliRunner().invoke(main, ["calibrate", str(run), "-m", "2", "--prior", "attention"])
+    assert bad.exit_code == 2 and "prior 'attention' is not one of the candidates" in bad.output
