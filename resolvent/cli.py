@@ -319,15 +319,15 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
                    "[default: a family run's evaluation points of --kind]")
 @click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
               help="without --at: which of the run's evaluation points")
-@click.option("-m", "m", default=8, show_default=True, help="points rolled out, where the candidates disagree most")
-@click.option("--prior", default=None,
-              help="a candidate kept for a reward unless the rollouts find one 2x closer: 'auto' (the run's auto "
-                   "pick) or a method [default: none]")
+@click.option("-m", "m", default=8, show_default=True,
+              help="points rolled out: half where the candidates disagree most, half at random")
+@click.option("--seed", default=0, show_default=True, help="the random half's seed")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="write q (R, n), the chosen candidates, the points rolled out and their truth to this .npz")
-def calibrate(run_dir, rewards_ref, at, kind, m, prior, out):
-    """Each reward's Q from the run's candidate closest to a few true rollouts: pi rolled out in the
-    run's simulator from the m points where the candidates' answers disagree most
+def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
+    """Each reward's Q with a few true rollouts: pi rolled out in the run's simulator from m of the
+    points, half where the candidates' answers disagree most (answered by their rollouts) and half
+    at random, where each reward's candidate for the other points is chosen
     (resolvent/experiments/calibrate.py). An online step: the simulator must be settable to a state."""
     import resolvent
     from resolvent.data.user import load_object
@@ -354,19 +354,19 @@ def calibrate(run_dir, rewards_ref, at, kind, m, prior, out):
             raise ValueError(f"{run_dir} has no evaluation points of kind {kind!r}; it has {sorted(src.points)}")
         else:
             obs, act = src.points[kind].obs0, src.points[kind].action0
-        c = choose_per_reward(run_dir, rewards, obs, act, m=m, prior=prior)
+        c = choose_per_reward(run_dir, rewards, obs, act, m=m, seed=seed)
         if out is not None:
             atomic_savez(out, q=c.q, chosen=np.asarray(c.chosen), labelled=c.labelled, truth=c.truth,
                          candidates=np.asarray(c.candidates))
     except EXPECTED as e:
         fail(str(e))
-    click.echo(f"{len(c.candidates)} candidates at {len(obs)} points; pi rolled out from {m} of them "
-               f"({', '.join(map(str, c.labelled))})" + (f"; the prior {c.prior}" if c.prior else ""))
-    click.echo(f"{'reward':>24} {'chosen':>14} {'RMSE there':>11} {'best there':>11}")
+    half = m // 2
+    click.echo(f"{len(c.candidates)} candidates at {len(obs)} points; pi rolled out from {m} of them: "
+               f"{', '.join(map(str, c.labelled[:half])) or 'none'} (where they disagree most), "
+               f"{', '.join(map(str, c.labelled[half:]))} (at random, where each reward's candidate is chosen)")
+    click.echo(f"{'reward':>24} {'chosen':>14} {'its RMSE at the random ones':>28}")
     for r, name in enumerate(rewards):
-        chosen = c.candidates.index(c.chosen[r])
-        click.echo(f"{name[:24]:>24} {c.chosen[r]:>14} {np.sqrt(c.errors[chosen, r]):>11.4g} "
-                   f"{c.candidates[int(np.argmin(c.errors[:, r]))]:>11}")
+        click.echo(f"{name[:24]:>24} {c.chosen[r]:>14} {np.sqrt(c.errors[c.candidates.index(c.chosen[r]), r]):>28.4g}")
     if out is not None:
         click.echo(f"written to {out}")
 

@@ -7,21 +7,22 @@ targets' table). With a simulator that can be set to the asked states, a few Mon
 of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards at n points:
 
     d_i = mean_r var_c (A[c, r, i] / sd_{c,j} A[c, r, j])       the candidates' disagreement at x_i
-    L   = the m points of largest d_i                          (no truth needed to place them)
+    E   = the m // 2 points of largest d_i                     (no truth needed to place them)
+    L   = m - m // 2 points drawn at random among the others
     c*(r) = argmin_c  sum_{i in L} (A[c, r, i] - Q_r(x_i))^2    Q_r(x_i): pi rolled out from x_i
-    answer: A[c*(r), r, :]
+    answer: Q_r(x_i) at the rolled-out points E and L, A[c*(r), r, i] elsewhere
 
-On request, a prior p (the run's auto pick, or any candidate): c*(r) = p unless its error at L
-is more than ``KEEP_FACTOR`` (2) times the best there.
+The points where the candidates disagree most are the rare states that decide the MSE (an
+upside-down cheetah, a swing-up): they are answered by their own rollouts. The candidate for the
+other points is chosen where they are typical, at random points: chosen at the points of most
+disagreement it is tuned to the rare states and 1.4x the best candidate at the other points.
 
 One rollout from each of the m points scores every reward. Measured on the answers and truths of
-finished runs (results/accuracy/few-rollouts/): with m = 8, 75 of 93 (reward set, kind of points)
-rows on 9 runs are within 1.1x of the best single candidate's MSE (geometric mean 1.04x). On the
-5 runs with auto's pick: 45 of 57 rows against auto's 27, geometric mean 1.06x against 1.40x,
-worst 2.38x against 29x (HalfCheetah-Vel expert's probes at the dataset states). It loses where
-auto is right: HalfCheetah-Vel replay's trajectories, 1.00x -> 1.55-1.72x. With auto as the
-prior, 1.14-1.29x there, but Pendulum-Angle medium's dataset states 1.00x -> 1.18-1.44x: over
-the 57 rows it is no better (1.06x, 43 within 1.1x), so the default has none.
+finished runs (results/accuracy/few-rollouts/): with m = 8 of 64 points, the set's MSE is within
+1.1x of the best single candidate's in 90 of 93 (reward set, kind of points) rows on 9 runs,
+geometric mean 0.67x, worst 1.14x; on the 5 runs with auto's pick, 57 of 57 against auto's 27
+(worst 1.10x against 29x). Below 1x the gain is the simulator's: the rolled-out points are
+answered by their truth.
 
 ``calibrate`` does it for a finished ``resolvent evaluate`` run (or ``resolvent.fit``'s): every
 candidate of auto (the operators of ``AUTO_CANDIDATES`` the run trained, each with its
@@ -46,8 +47,6 @@ from resolvent.experiments.rundir import RunDir
 from resolvent.families import FAMILIES, get_family
 from resolvent.model import AUTO, OperatorModel, Reward, load, run_policy, split_method
 
-KEEP_FACTOR = 2.0   # a prior stays unless the rollouts find a candidate this many times closer (chosen on the
-#                     first 3 runs with auto, 1.09x -> 1.055x; on all 5, 1.06x either way: few-rollouts/README)
 Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
 #       (rewards, observations (m, ds), actions (m, da)) -> true Q (R, m)
 
@@ -56,14 +55,14 @@ Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
 class Calibrated:
     """Each reward's answer by the candidate closest to the truth at the rolled-out points."""
 
-    q: np.ndarray                  # (R, n) the chosen candidate's answer for each reward
+    q: np.ndarray                  # (R, n) the truth at the rolled-out points, the chosen candidate's answer elsewhere
     chosen: tuple[str, ...]        # (R,) the candidate chosen for each reward
     candidates: tuple[str, ...]    # (C,) the candidates
     answers: np.ndarray            # (C, R, n) every candidate's answer (mean over network seeds)
-    labelled: np.ndarray           # (m,) the points rolled out, those where the candidates disagree most
+    labelled: np.ndarray           # (m,) the points rolled out: the m // 2 where the candidates disagree
+    #                                most, then m - m // 2 at random among the others
     truth: np.ndarray              # (R, m) the true Q there
-    errors: np.ndarray             # (C, R) each candidate's mean squared error there
-    prior: str | None = None       # the candidate kept unless the rollouts find one KEEP_FACTOR times closer
+    errors: np.ndarray             # (C, R) each candidate's mean squared error at the random ones
 
 
 def disagreement(answers: np.ndarray) -> np.ndarray:
@@ -81,22 +80,21 @@ def check_m(m: int, n: int) -> None:
         raise ValueError(f"m, the points rolled out, must be an integer in 1..{n} (the points asked), got {m!r}")
 
 
-def labelled_points(answers: np.ndarray, m: int) -> np.ndarray:
-    """The m points (indices, (m,)) of largest ``disagreement`` (ties to the lower index)."""
-    check_m(m, np.shape(answers)[-1])
-    return np.sort(np.argsort(-disagreement(answers), kind="stable")[:m])
+def labelled_points(answers: np.ndarray, m: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The points to roll out (indices): the m // 2 of largest ``disagreement`` (ties to the lower
+    index), and m - m // 2 drawn at random (``seed``) among the others."""
+    n = np.shape(answers)[-1]
+    check_m(m, n)
+    exact = np.argsort(-disagreement(answers), kind="stable")[:m // 2]
+    others = np.setdiff1d(np.arange(n), exact)
+    return np.sort(exact), np.sort(np.random.default_rng(seed).choice(others, m - m // 2, replace=False))
 
 
-def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray, prior: int | None = None,
-           factor: float = KEEP_FACTOR) -> tuple[np.ndarray, np.ndarray]:
+def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """c*(r) (R,) and every candidate's mean squared error (C, R) at the ``labelled`` points,
-    against ``truth`` (R, m) there (ties to the first candidate). With a ``prior`` candidate (an
-    index), it is kept for every reward where its error there is within ``factor`` of the best."""
+    against ``truth`` (R, m) there (ties to the first candidate)."""
     errors = ((np.asarray(answers, np.float64)[:, :, labelled] - np.asarray(truth, np.float64)[None]) ** 2).mean(-1)
-    picked = np.argmin(errors, 0)
-    if prior is not None:
-        picked = np.where(errors[prior] <= factor * errors.min(0), prior, picked)
-    return picked, errors
+    return np.argmin(errors, 0), errors
 
 
 def run_candidates(run_dir: str | Path) -> tuple[str, ...]:
@@ -156,14 +154,13 @@ def simulator_truth(run_dir: str | Path, policy: Callable | None = None) -> Trut
 
 def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, actions, m: int = 8,
               candidates: Sequence[str] | None = None, policy: Callable | None = None,
-              truth: Truth | None = None, prior: str | None = None) -> Calibrated:
-    """The answer for each of ``rewards`` at (observations (n, ds), actions (n, da)) by the
-    candidate closest to the truth at the m points where the candidates disagree most (see the
-    module). ``candidates``: methods of the run (default: auto's, ``run_candidates``).
-    ``policy``: the target policy, where the run was given a callable. ``truth``: true Q at
-    given points (default: ``simulator_truth``, the run's environment). ``prior``: a candidate
-    kept for every reward unless the rollouts find one ``KEEP_FACTOR`` times closer to the truth
-    there; "auto": the run's auto pick where it made one (results.json); None (default): none."""
+              truth: Truth | None = None, seed: int = 0) -> Calibrated:
+    """The answer for each of ``rewards`` at (observations (n, ds), actions (n, da)): the truth
+    at m rolled-out points, half where the candidates disagree most and half at random (``seed``),
+    and elsewhere the candidate closest to the truth at the random half (see the module).
+    ``candidates``: methods of the run (default: auto's, ``run_candidates``). ``policy``: the
+    target policy, where the run was given a callable. ``truth``: true Q at given points
+    (default: ``simulator_truth``, the run's environment)."""
     named = named_rewards(rewards, "rewards")
     if not named:
         raise ValueError("rewards must name at least one reward callable")
@@ -172,19 +169,16 @@ def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, 
         raise ValueError(f"observations (n, ds) and actions (n, da) must have one row per point, "
                          f"got {obs.shape} and {act.shape}")
     candidates = tuple(candidates) if candidates is not None else run_candidates(run_dir)
-    if prior == AUTO:
-        prior = RunDir(run_dir).read_results().get("auto", {}).get("chosen")
-        prior = prior if prior in candidates else None
-    elif prior is not None and prior not in candidates:
-        raise ValueError(f"prior {prior!r} is not one of the candidates {list(candidates)}")
     check_m(m, len(obs))                                                          # before any answer
     answers = answer_all(run_dir, candidates, dict(named), obs, act, policy)     # (C, R, n)
-    lab = labelled_points(answers, m)
+    exact, at_random = labelled_points(answers, m, seed)
+    lab = np.concatenate([exact, at_random])                                      # (m,)
     true_q = (truth or simulator_truth(run_dir, policy))(dict(named), obs[lab], act[lab])
     true_q = np.asarray(true_q, np.float64)
     if true_q.shape != (len(named), len(lab)) or not np.all(np.isfinite(true_q)):
         raise ValueError(f"the truth must be finite, one row per reward and one column per point rolled out "
                          f"{(len(named), len(lab))}, got shape {true_q.shape}")
-    picked, errors = choose(answers, true_q, lab, None if prior is None else candidates.index(prior))
+    picked, errors = choose(answers, true_q[:, len(exact):], at_random)
     q = answers[picked, np.arange(len(named))]                                  # (R, n)
-    return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors, prior)
+    q[:, lab] = true_q
+    return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors)

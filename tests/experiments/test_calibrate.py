@@ -25,8 +25,11 @@ def test_disagreement_is_where_the_candidates_differ_in_each_rewards_units():
     scaled[:, 1] *= 100.0                                                           # a reward in other units
     np.testing.assert_allclose(disagreement(scaled), d, rtol=1e-9)
     np.testing.assert_array_equal(disagreement(np.ones((3, 2, 5))), np.zeros(5))   # all agree
-    np.testing.assert_array_equal(labelled_points(answers, 1), [3])
-    np.testing.assert_array_equal(labelled_points(answers, 5), np.arange(5))
+    exact, at_random = labelled_points(answers, 3, seed=4)
+    assert list(exact) == [3] and len(at_random) == 2 and 3 not in at_random        # m // 2 where they disagree
+    np.testing.assert_array_equal(labelled_points(answers, 3, seed=4)[1], at_random)  # the same seed, the same
+    assert len(labelled_points(answers, 1)[0]) == 0 and len(labelled_points(answers, 1)[1]) == 1
+    np.testing.assert_array_equal(np.sort(np.concatenate(labelled_points(answers, 5))), np.arange(5))
 
 
 def test_each_reward_gets_the_candidate_closest_to_the_truth_at_the_labelled_points():
@@ -38,13 +41,6 @@ def test_each_reward_gets_the_candidate_closest_to_the_truth_at_the_labelled_poi
     np.testing.assert_allclose(errors, [[0.0, 2.0], [1.0, 0.0]])
     picked, _ = choose(answers, truth[:, [2]], np.array([2]))                     # point 2 decides otherwise
     np.testing.assert_array_equal(picked, [1, 0])
-    # a prior stays where its error is within the factor of the best: reward 0 (1 against 0) is
-    # overruled at factor 2, reward 1 (0, the best) keeps it
-    picked, errors = choose(answers, truth[:, [0, 1]], np.array([0, 1]), prior=1, factor=2.0)
-    np.testing.assert_array_equal(picked, [0, 1])
-    close = np.array([[[1.0, 1.0]], [[1.2, 1.2]]])               # (C, R, n): errors 1 and 1.44 against zero truth
-    np.testing.assert_array_equal(choose(close, np.zeros((1, 2)), np.array([0, 1]), 1, 2.0)[0], [1])
-    np.testing.assert_array_equal(choose(close, np.zeros((1, 2)), np.array([0, 1]), 1, 1.2)[0], [0])
 
 
 @pytest.mark.parametrize("m", [0, 7, 2.5, True])
@@ -63,32 +59,30 @@ def tiny_run(tmp_path_factory):
 
 def test_calibrate_rolls_out_the_simulator_where_the_candidates_disagree(tiny_run):
     """On a tiny Pendulum-Angle run: the truth at the rolled-out points is the evaluation's own
-    Monte-Carlo truth there (the same simulator, restore and policy), every reward's answer is its
-    chosen candidate's, and that candidate is the closest to the truth there."""
+    Monte-Carlo truth there (the same simulator, restore and policy); every reward is answered by
+    that truth there and by its chosen candidate elsewhere, the candidate closest to the truth at
+    the random half."""
     run, src = tiny_run
     gt = src.points["dataset"]
     rewards = dict(src.rewards["test"])
-    c = calibrate(run, rewards, gt.obs0, gt.action0, m=3)
+    c = calibrate(run, rewards, gt.obs0, gt.action0, m=4)
     assert c.candidates == run_candidates(run) and {"favor", "fb", "favor+k3", "fb+k3"} <= set(c.candidates)
     assert c.answers.shape == (len(c.candidates), len(rewards), len(gt.obs0))
-    np.testing.assert_array_equal(c.labelled, labelled_points(c.answers, 3))
+    np.testing.assert_array_equal(c.labelled, np.concatenate(labelled_points(c.answers, 4)))
     ref = np.stack([gt.q(r) for r in rewards.values()])                           # (R, n)
     np.testing.assert_allclose(c.truth, ref[:, c.labelled], rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(c.q[:, c.labelled], c.truth)
+    elsewhere = np.setdiff1d(np.arange(len(gt.obs0)), c.labelled)
     for r in range(len(rewards)):
         chosen = c.candidates.index(c.chosen[r])
         assert c.errors[chosen, r] == c.errors[:, r].min()
-        np.testing.assert_array_equal(c.q[r], c.answers[chosen, r])
-    assert c.prior is None                                      # the run made no auto pick
+        np.testing.assert_array_equal(c.q[r, elsewhere], c.answers[chosen, r, elsewhere])
     given = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("favor", "fb+k3"),
                       truth=lambda rw, o, a: np.zeros((len(rw), len(o))))          # any source of true returns
     assert given.candidates == ("favor", "fb+k3") and not given.truth.any()
     fixed = calibrate(run, rewards, gt.obs0, gt.action0, m=3, candidates=("sf", "sf+k3"))   # sf is saved without
     np.testing.assert_allclose(fixed.answers, c.answers[[c.candidates.index(k) for k in ("sf", "sf+k3")]],
                                rtol=1e-5)                     # the one-step model: loaded with the run's
-    kept = calibrate(run, rewards, gt.obs0, gt.action0, m=3, prior="fb", truth=lambda rw, o, a: c.truth)
-    for r in range(len(rewards)):                               # fb unless 2x off at the rolled-out points
-        fb = kept.errors[kept.candidates.index("fb"), r]
-        assert kept.chosen[r] == ("fb" if fb <= 2 * kept.errors[:, r].min() else c.chosen[r])
 
 
 def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
@@ -105,8 +99,6 @@ def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
         calibrate(run, {"r": 3}, gt.obs0, gt.action0)
     with pytest.raises(ValueError, match="the truth must be finite"):
         calibrate(run, rewards, gt.obs0, gt.action0, m=2, truth=lambda rw, o, a: np.zeros(3))
-    with pytest.raises(ValueError, match="prior 'attention' is not one of the candidates"):
-        calibrate(run, rewards, gt.obs0, gt.action0, m=2, prior="attention")
     with pytest.raises(ValueError, match="no finished run"):
         calibrate(tmp_path, rewards, gt.obs0, gt.action0)
 
@@ -119,7 +111,7 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     res = CliRunner().invoke(main, ["calibrate", str(run), "-m", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
     gt = src.points["dataset"]
-    c = calibrate(run, dict(src.rewards["test"]), gt.obs0, gt.action0, m=3)
+    c = calibrate(run, dict(src.rewards["test"]), gt.obs0, gt.action0, m=3)   # the same seed, the same points
     with np.load(out) as z:
         np.testing.assert_allclose(z["q"], c.q, rtol=1e-5)
         assert tuple(z["chosen"]) == c.chosen and list(z["labelled"]) == list(c.labelled)
@@ -132,5 +124,3 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     assert "effort" in res.output
     bad = CliRunner().invoke(main, ["calibrate", str(run), "--rewards", f"{rewards}:NOPE"])
     assert bad.exit_code == 2 and "has no attribute 'NOPE'" in bad.output
-    bad = CliRunner().invoke(main, ["calibrate", str(run), "-m", "2", "--prior", "attention"])
-    assert bad.exit_code == 2 and "prior 'attention' is not one of the candidates" in bad.output

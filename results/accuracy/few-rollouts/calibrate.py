@@ -25,9 +25,11 @@ without truth, at the m points where the candidates disagree most,
     d_i = mean_r var_c (G_c[r](x_i) / sd_{c,j} G_c[r](x_j)),     L = the m largest d_i
 
 one value, scored at all n points; and with auto's pick kept for every reward unless its error
-at L is more than 2 times the best there (``calibrate.choose`` with a prior, the package's
-rule). ``auto`` is the offline pick (runs with the trust report), scored at all n points the
-same way. The candidates are auto's: every method of the run whose operator is
+at L is more than 2 times the best there. ``calibrate`` (the package's rule, ``split``): the
+truth at all m rolled-out points, m // 2 of them where the candidates disagree most and the rest
+at random, each reward's candidate chosen at the random ones answering elsewhere; median over
+``--draws`` / 5 seeds, scored at all n points. ``auto`` is the offline pick (runs with the trust
+report), scored at all n points the same way. The candidates are auto's: every method of the run whose operator is
 one of ``AUTO_CANDIDATES``, its fixed horizons and kauto.
 """
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from resolvent.experiments.calibrate import choose, disagreement
+from resolvent.experiments.calibrate import choose, disagreement, labelled_points
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.trust import choose_method
@@ -48,7 +50,8 @@ KINDS = ("dataset", "reset", "trajectory")
 LABELLED = (1, 2, 4, 8, 16)     # m: true rollouts, per kind of points
 POOLED = (4, 16)
 WHOLE = (8,)                    # random m scored at all n points, as the disagreement picks are
-DISAGREE = (4, 8)               # m at the points where the candidates disagree most
+DISAGREE = (4, 8, 16)              # m at the points where the candidates disagree most
+SPLIT = (8, 16)                    # calibrate's rule: m // 2 where they disagree, the rest at random (seeded)
 
 
 def set_errors(pred: np.ndarray, truth: np.ndarray) -> np.ndarray:
@@ -73,6 +76,17 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     n = err.shape[2]
     orders = [rng.permutation(n) for _ in range(draws)]
     return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
+
+
+def split_ratio(pred: np.ndarray, truth: np.ndarray, m: int, seed: int) -> float:
+    """``calibrate``'s answer scored at all n points over the best single candidate: the truth at
+    the m rolled-out points (``labelled_points``), each reward's candidate chosen at the random
+    half answering elsewhere."""
+    exact, at_random = labelled_points(pred, m, seed)
+    picked = choose(pred, truth[:, at_random], at_random)[0]                                   # (R,)
+    q = pred[picked, np.arange(len(picked))]                                                   # (R, n)
+    q[:, np.concatenate([exact, at_random])] = truth[:, np.concatenate([exact, at_random])]
+    return float(((q - truth) ** 2).mean() / ((pred - truth[None]) ** 2).mean((1, 2)).min())
 
 
 def finished(run: Path) -> dict:
@@ -116,9 +130,14 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 top = np.argsort(-disagreement(pred), kind="stable")[:m]
                 row[f"disagree{m}"] = np.array([ratio(err, top, np.arange(err.shape[2]), False)])
             top = np.argsort(-disagreement(pred), kind="stable")[:8]
-            picked = choose(pred, truth[:, top], top, None if auto is None else candidates.index(auto))[0]  # (R,)
+            picked, at_top = choose(pred, truth[:, top], top)                                  # (R,), (C, R)
+            if auto is not None:                                   # auto kept unless 2x off at the 8 points
+                a = candidates.index(auto)
+                picked = np.where(at_top[a] <= 2 * at_top.min(0), a, picked)
             row["prior8"] = np.array([np.nan if auto is None else
                                       err[picked, np.arange(len(picked))].mean() / err.mean((1, 2)).min()])
+            for m in SPLIT:
+                row[f"split{m}"] = np.array([split_ratio(pred, truth, m, d) for d in range(draws // 5)])
             rows.append(row)
     return rows
 
@@ -139,11 +158,13 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None, help="also draw every row's ratios to this image")
     args = ap.parse_args()
     columns = ([f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED] + [f"whole{m}" for m in WHOLE]
-               + [f"disagree{m}" for m in DISAGREE] + ["prior8"])
+               + [f"disagree{m}" for m in DISAGREE] + ["prior8"] + [f"split{m}" for m in SPLIT])
     titles = {**{f"m{m}": f"m = {m}" for m in LABELLED}, **{f"pooled{m}": f"m = {m}, pooled" for m in POOLED},
               **{f"whole{m}": f"m = {m}, all scored" for m in WHOLE},
               **{f"disagree{m}": f"m = {m} where they disagree, all scored" for m in DISAGREE},
-              "prior8": "m = 8 where they disagree, auto kept unless 2x off there"}
+              "prior8": "m = 8 where they disagree, auto kept unless 2x off there",
+              **{f"split{m}": f"calibrate, m = {m}: truth at all {m}, chosen at the {m - m // 2} random"
+                 for m in SPLIT}}
     lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
     for run in args.runs:
         results = finished(run)
@@ -178,9 +199,10 @@ def main() -> None:
 
 
 def plot(every: dict[str, np.ndarray], path: Path) -> None:
-    """Two panels of every (run, kind, reward set) row's ratio to the best single candidate: 8
-    rollouts where the candidates disagree against a typical random draw of 8 (its median, all
-    scored), and against auto's pick where the run has one (with auto as the prior too)."""
+    """Two panels of every (run, kind, reward set) row's ratio to the best single candidate:
+    calibrate's rule (8 rollouts) and the choice where the candidates disagree, against a
+    typical random draw of 8 (its median, all scored) and against auto's pick where the run has
+    one."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -188,29 +210,31 @@ def plot(every: dict[str, np.ndarray], path: Path) -> None:
 
     fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
     has_auto = np.isfinite(every["auto"])
-    panels = ((axes[0], every["whole8"], [(every["disagree8"], "where they disagree", "C0")],
-               "8 rollouts at random (median over draws)", np.ones(len(every["auto"]), bool)),
-              (axes[1], every["auto"], [(every["disagree8"], "where they disagree", "C0"),
-                                        (every["prior8"], "... auto kept unless 2x off", "C3")],
-               "auto's pick, no rollouts", has_auto))
-    for ax, x, series, xlabel, rows in panels:
+    series = [(every["split8"], "calibrate: truth at the 8, choice at the random 4", "C3"),
+              (every["disagree8"], "choice where the candidates disagree", "C0")]
+    panels = ((axes[0], every["whole8"], "choice at 8 random points (median over draws)",
+               np.ones(len(has_auto), bool)),
+              (axes[1], every["auto"], "auto's pick, no rollouts", has_auto))
+    ticks = [0.03, 0.1, 0.3, 1, 3, 10, 30]
+    for ax, x, xlabel, rows in panels:
         for y, label, colour in series:
-            ax.scatter(x[rows], y[rows], s=18, alpha=0.7, color=colour, label=f"8 rollouts {label}")
-        hi = max(3.0, float(np.nanmax([x[rows].max(), *(y[rows].max() for y, _, _ in series)])))
-        ax.plot([0.4, hi], [0.4, hi], color="grey", lw=0.8)
+            ax.scatter(x[rows], y[rows], s=18, alpha=0.7, color=colour, label=label)
+        lo = min(0.5, float(min(x[rows].min(), *(y[rows].min() for y, _, _ in series))))
+        hi = max(3.0, float(max(x[rows].max(), *(y[rows].max() for y, _, _ in series))))
+        ax.plot([lo, hi], [lo, hi], color="grey", lw=0.8)
         ax.axhline(1.1, color="grey", lw=0.6, ls=":")
         ax.set(xscale="log", yscale="log", xlabel=f"{xlabel}: MSE / best candidate's",
-               ylabel="calibrated: MSE / best candidate's", title=f"{rows.sum()} rows (kind of points x reward set)")
+               ylabel="with 8 rollouts: MSE / best candidate's",
+               title=f"{rows.sum()} rows (kind of points x reward set)")
         for axis in (ax.xaxis, ax.yaxis):
-            axis.set_major_formatter(matplotlib.ticker.ScalarFormatter())
+            axis.set_major_locator(matplotlib.ticker.FixedLocator(ticks))
+            axis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
             axis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.set_xticks([0.5, 1, 1.5, 2, 3])
-        ax.set_yticks([0.5, 1, 1.5, 2, 3])
+        ax.set(xlim=(lo / 1.2, hi * 1.2), ylim=(lo / 1.2, hi * 1.2))
         ax.legend(fontsize=8, loc="upper left")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
 
 if __name__ == "__main__":
     main()

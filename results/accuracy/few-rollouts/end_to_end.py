@@ -6,8 +6,7 @@ reward set's MSE against the run's Monte-Carlo truth, beside auto's pick and the
 For each kind of points and reward set (the family's test rewards and its probes): ``calibrate``
 at the run's evaluation points of that kind; the set's MSE by its per-reward choice, by auto's
 pick (``trust.choose_method``, runs with the trust report) and by every single candidate, over
-the best candidate's; the same rollouts with auto's pick as the prior (kept for a reward unless
-2x off there); the seconds it took (every candidate's answers, then the rollouts).
+the best candidate's; the seconds it took (every candidate's answers, then the rollouts).
 """
 from __future__ import annotations
 
@@ -17,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from resolvent.experiments.calibrate import calibrate, choose, run_candidates
+from resolvent.experiments.calibrate import calibrate, run_candidates
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.sources import family_source
@@ -39,8 +38,7 @@ def main() -> None:
     except ValueError:                                         # no trust report
         auto = None
     print(f"{args.run} ({cfg.family} {cfg.dataset}), m = {args.m}, {len(candidates)} candidates, auto: {auto}\n")
-    print("| points | rewards | best candidate | calibrate | calibrate, auto kept unless 2x off | auto | seconds "
-          "| chosen |\n|---|---|---|---|---|---|---|---|")
+    print("| points | rewards | best candidate | calibrate | auto | seconds | chosen |\n|---|---|---|---|---|---|---|")
     for kind in args.kinds:
         gt = src.points[kind]
         for name in ("test", "probe"):
@@ -52,13 +50,9 @@ def main() -> None:
             each = ((c.answers - truth[None]) ** 2).mean((1, 2))                    # (C,) each candidate's set MSE
             best = int(np.argmin(each))
             ratio = ((c.q - truth) ** 2).mean() / each[best]
-            kept = "-"
-            if auto is not None:                       # the same rollouts, auto as the prior (calibrate's prior=)
-                picked = choose(c.answers, c.truth, c.labelled, candidates.index(auto))[0]
-                kept = f"{((c.answers[picked, np.arange(len(picked))] - truth) ** 2).mean() / each[best]:.2f}"
             auto_ratio = "-" if auto is None else f"{each[candidates.index(auto)] / each[best]:.2f}"
             counts = {m: c.chosen.count(m) for m in dict.fromkeys(c.chosen)}
-            print(f"| {kind} | {name} ({len(rewards)}) | {candidates[best]} | {ratio:.2f} | {kept} | {auto_ratio} | "
+            print(f"| {kind} | {name} ({len(rewards)}) | {candidates[best]} | {ratio:.2f} | {auto_ratio} | "
                   f"{seconds:.0f} | {', '.join(f'{m} x{k}' for m, k in counts.items())} |", flush=True)
 
 
