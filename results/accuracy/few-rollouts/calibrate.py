@@ -136,6 +136,10 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 picked = np.where(at_top[a] <= 2 * at_top.min(0), a, picked)
             row["prior8"] = np.array([np.nan if auto is None else
                                       err[picked, np.arange(len(picked))].mean() / err.mean((1, 2)).min()])
+            kept = err[candidates.index(auto)].copy() if auto is not None else None             # (R, n)
+            if kept is not None:
+                kept[:, top] = 0.0                                  # auto, with the truth at the 8 points
+            row["autotruth8"] = np.array([np.nan if kept is None else kept.mean() / err.mean((1, 2)).min()])
             for m in SPLIT:
                 row[f"split{m}"] = np.array([split_ratio(pred, truth, m, d) for d in range(draws // 5)])
             rows.append(row)
@@ -158,11 +162,12 @@ def main() -> None:
     ap.add_argument("--plot", type=Path, default=None, help="also draw every row's ratios to this image")
     args = ap.parse_args()
     columns = ([f"m{m}" for m in LABELLED] + [f"pooled{m}" for m in POOLED] + [f"whole{m}" for m in WHOLE]
-               + [f"disagree{m}" for m in DISAGREE] + ["prior8"] + [f"split{m}" for m in SPLIT])
+               + [f"disagree{m}" for m in DISAGREE] + ["prior8", "autotruth8"] + [f"split{m}" for m in SPLIT])
     titles = {**{f"m{m}": f"m = {m}" for m in LABELLED}, **{f"pooled{m}": f"m = {m}, pooled" for m in POOLED},
               **{f"whole{m}": f"m = {m}, all scored" for m in WHOLE},
               **{f"disagree{m}": f"m = {m} where they disagree, all scored" for m in DISAGREE},
               "prior8": "m = 8 where they disagree, auto kept unless 2x off there",
+              "autotruth8": "auto, with the truth at the 8 where they disagree",
               **{f"split{m}": f"calibrate, m = {m}: truth at all {m}, chosen at the {m - m // 2} random"
                  for m in SPLIT}}
     lines, every, with_auto = [], {c: [] for c in ["auto", *columns]}, []
