@@ -1,4 +1,4 @@
-"""A run's candidates chosen per reward by a few true rollouts, placed where they disagree most.
+"""A few true rollouts at the asked points: where a run's candidates disagree most, and at random.
 
 auto (``experiments/trust.py``) keeps one candidate per run, from signals built from the same
 transitions; on HalfCheetah-Vel replay's dataset states it is 2.2-3.0x the best candidate, the
@@ -53,7 +53,8 @@ Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
 
 @dataclass(frozen=True)
 class Calibrated:
-    """Each reward's answer by the candidate closest to the truth at the rolled-out points."""
+    """Each reward's answers: the truth at the rolled-out points, elsewhere the candidate closest to
+    the truth at the random ones."""
 
     q: np.ndarray                  # (R, n) the truth at the rolled-out points, the chosen candidate's answer elsewhere
     chosen: tuple[str, ...]        # (R,) the candidate chosen for each reward
@@ -148,7 +149,14 @@ def simulator_truth(run_dir: str | Path, policy: Callable | None = None) -> Trut
     def truth(rewards: Mapping[str, Reward], observations: np.ndarray, actions: np.ndarray) -> np.ndarray:
         envs = restored(spec, np.asarray(observations, np.float32), restore, steps, cfg.seed)
         gt = roll_out(envs, actor, np.asarray(actions, np.float32), steps, gamma, "calibration rollouts")
-        return np.stack([gt.q(reward) for reward in rewards.values()])           # (R, m)
+        out = []
+        for name, reward in rewards.items():
+            try:
+                out.append(gt.q(reward))                                          # (m,)
+            except Exception as e:  # noqa: BLE001 - the user's reward on the simulator's transitions
+                raise ValueError(f"the reward {name!r} failed on the calibration rollouts: "
+                                 f"{type(e).__name__}: {e}") from None
+        return np.stack(out)                                                      # (R, m)
     return truth
 
 

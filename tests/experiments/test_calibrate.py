@@ -6,7 +6,8 @@ from click.testing import CliRunner
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, run_evaluate
-from resolvent.experiments.calibrate import calibrate, choose, disagreement, labelled_points, run_candidates
+from resolvent.experiments.calibrate import (calibrate, choose, disagreement, labelled_points, run_candidates,
+                                             simulator_truth)
 from resolvent.experiments.sources import family_source
 
 TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
@@ -99,6 +100,8 @@ def test_calibrate_rejects_bad_input_by_name(tiny_run, tmp_path):
         calibrate(run, {"r": 3}, gt.obs0, gt.action0)
     with pytest.raises(ValueError, match="the truth must be finite"):
         calibrate(run, rewards, gt.obs0, gt.action0, m=2, truth=lambda rw, o, a: np.zeros(3))
+    with pytest.raises(ValueError, match="the reward 'bad' failed on the calibration rollouts: KeyError"):
+        simulator_truth(run)({"bad": lambda f: f["nope"]}, gt.obs0[:2], gt.action0[:2])
     with pytest.raises(ValueError, match="no finished run"):
         calibrate(tmp_path, rewards, gt.obs0, gt.action0)
 
