@@ -141,6 +141,13 @@ def reward_options(f):
     return f
 
 
+def points_option(default: str):
+    """``--at``: the query points, an .npz read by ``read_points``."""
+    return click.option("--at", "at", type=click.Path(exists=True, dir_okay=False), default=None,
+                        help=f"the points: an .npz holding observations (n, ds) and actions (n, da) "
+                             f"[default: {default}]")
+
+
 def reward_param(family, **given) -> float:
     """The one reward parameter given on the command line, checked against the family."""
     chosen = {k: v for k, v in given.items() if v is not None}
@@ -227,9 +234,7 @@ def evaluate(family, preset, out, resume, **options):
 @click.option("--reward", "reward_ref", default=None,
               help="any reward instead of a family parameter: FILE.py:ATTR or MODULE:ATTR, a callable over the "
                    "transition quantities (obs, action, next_obs, the dataset's own reward and infos)")
-@click.option("--at", "at", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="the points: an .npz holding observations (n, ds) and actions (n, da) "
-                   "[default: the ground-truth initial points]")
+@points_option("the ground-truth initial points")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="write the answers to this .npz: q (n,), the mean over seeds, and q_seeds (S, n)")
 @click.option("--points", default=10, show_default=True, help="points to print")
@@ -314,9 +319,7 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
 @click.option("--rewards", "rewards_ref", default=None,
               help="the rewards: FILE.py:ATTR or MODULE:ATTR, a dict {name: callable over the transition quantities} "
                    "[default: a family run's test rewards]")
-@click.option("--at", "at", type=click.Path(exists=True, dir_okay=False), default=None,
-              help="the points: an .npz holding observations (n, ds) and actions (n, da) "
-                   "[default: a family run's evaluation points of --kind]")
+@points_option("a family run's evaluation points of --kind")
 @click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
               help="without --at: which of the run's evaluation points")
 @click.option("-m", "m", default=8, show_default=True,
