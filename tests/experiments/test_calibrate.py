@@ -1,4 +1,4 @@
-"""A run's candidates chosen per reward by true rollouts where they disagree most."""
+"""calibrate: a few true rollouts, where the candidates disagree most (answered by their truth) and at random."""
 import numpy as np
 import pytest
 from click.testing import CliRunner
