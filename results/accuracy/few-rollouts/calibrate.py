@@ -78,15 +78,15 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
 
 
-def split_ratio(pred: np.ndarray, truth: np.ndarray, m: int, seed: int) -> float:
-    """``calibrate``'s answer scored at all n points over the best single candidate: the truth at
-    the m rolled-out points (``labelled_points``), each reward's candidate chosen at the random
-    half answering elsewhere."""
+def split_ratio(pred: np.ndarray, truth: np.ndarray, best: float, m: int, seed: int) -> float:
+    """``calibrate``'s answer scored at all n points over the best single candidate's MSE
+    ``best``: the truth at the m rolled-out points (``labelled_points``), each reward's candidate
+    chosen at the random half answering elsewhere."""
     exact, at_random = labelled_points(pred, m, seed)
     picked = choose(pred, truth[:, at_random], at_random)[0]                                   # (R,)
     q = pred[picked, np.arange(len(picked))]                                                   # (R, n)
     q[:, np.concatenate([exact, at_random])] = truth[:, np.concatenate([exact, at_random])]
-    return float(((q - truth) ** 2).mean() / ((pred - truth[None]) ** 2).mean((1, 2)).min())
+    return float(((q - truth) ** 2).mean() / best)
 
 
 def finished(run: Path) -> dict:
@@ -126,22 +126,20 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 row[f"pooled{m}"] = ratios(err, m, draws, True, rng)
             for m in WHOLE:
                 row[f"whole{m}"] = ratios(err, m, draws, False, rng, whole=True)
+            order = np.argsort(-disagreement(pred), kind="stable")                             # (n,) most first
             for m in DISAGREE:
-                top = np.argsort(-disagreement(pred), kind="stable")[:m]
-                row[f"disagree{m}"] = np.array([ratio(err, top, np.arange(err.shape[2]), False)])
-            top = np.argsort(-disagreement(pred), kind="stable")[:8]
-            picked, at_top = choose(pred, truth[:, top], top)                                  # (R,), (C, R)
-            if auto is not None:                                   # auto kept unless 2x off at the 8 points
-                a = candidates.index(auto)
-                picked = np.where(at_top[a] <= 2 * at_top.min(0), a, picked)
-            row["prior8"] = np.array([np.nan if auto is None else
-                                      err[picked, np.arange(len(picked))].mean() / err.mean((1, 2)).min()])
-            kept = err[candidates.index(auto)].copy() if auto is not None else None             # (R, n)
-            if kept is not None:
+                row[f"disagree{m}"] = np.array([ratio(err, order[:m], np.arange(err.shape[2]), False)])
+            row["prior8"] = row["autotruth8"] = np.array([np.nan])
+            if auto is not None:
+                a, top = candidates.index(auto), order[:8]
+                picked, at_top = choose(pred, truth[:, top], top)                              # (R,), (C, R)
+                picked = np.where(at_top[a] <= 2 * at_top.min(0), a, picked)   # auto kept unless 2x off there
+                row["prior8"] = np.array([err[picked, np.arange(len(picked))].mean() / best.min()])
+                kept = err[a].copy()                                                           # (R, n)
                 kept[:, top] = 0.0                                  # auto, with the truth at the 8 points
-            row["autotruth8"] = np.array([np.nan if kept is None else kept.mean() / err.mean((1, 2)).min()])
+                row["autotruth8"] = np.array([kept.mean() / best.min()])
             for m in SPLIT:
-                row[f"split{m}"] = np.array([split_ratio(pred, truth, m, d) for d in range(draws // 5)])
+                row[f"split{m}"] = np.array([split_ratio(pred, truth, best.min(), m, d) for d in range(draws // 5)])
             rows.append(row)
     return rows
 
