@@ -7,9 +7,10 @@ its level (HalfCheetah, Ant), so per-state accuracy says nothing there. Two more
   that terminates on the way starts again), then take a first action a0 = pi(s) + noise
   (clipped to the action bounds; even points) or uniform (odd points). Any environment with
   reset and step.
-- ``dataset``: states of the dataset itself, set in the simulator with the family's
-  ``restore(env, obs)``, with their dataset action (even points) or that action plus noise
-  (odd points). Only where a restore is known (``restore_for``).
+- ``dataset``: states of the dataset itself, set in the simulator with its environment's
+  ``restore(env, obs)`` (``resolvent/restore.py``), with their dataset action (even points) or
+  that action plus noise (odd points). Only where a restore is known (else left out, with a
+  warning naming the environment).
 
 From each point pi rolls out as for the reset points (``roll_out``: one rollout serves every
 reward), until gamma^t < tol. Noise is ``noise`` times the half range of the action bounds,
@@ -18,6 +19,7 @@ Gaussian. Every kind is reproducible per seed and cached under its own name.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -26,7 +28,7 @@ import numpy as np
 from resolvent.envs import Lockstep
 from resolvent.evaluation.ground_truth import (GroundTruth, cached_ground_truth, horizon, load_ground_truth,
                                                roll_out)
-from resolvent.families import FAMILIES
+from resolvent.restore import restore_for, unknown_restore
 
 KINDS = ("reset", "trajectory", "dataset")
 
@@ -53,11 +55,6 @@ class PointsConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_steps < 0 or self.noise < 0:
             raise ValueError(f"max_steps and noise must be >= 0, got {self.max_steps} and {self.noise}")
-
-
-def restore_for(env_id: str | None) -> Callable | None:
-    """The ``restore(env, obs)`` of the family whose base environment is ``env_id`` (None: unknown)."""
-    return next((f.restore for f in FAMILIES.values() if f.env_id == env_id and f.restore is not None), None)
 
 
 def perturbed(actions: np.ndarray, noise: float, low: np.ndarray, high: np.ndarray, rng) -> np.ndarray:
@@ -125,6 +122,8 @@ def load_points(spec, actor, cfg: PointsConfig, tag: str, data: dict | None = No
                                             lambda: trajectory_points(spec, actor, cfg))
         else:
             restore = restore_for(spec.env_id)
+            if restore is None:
+                warnings.warn(f"no dataset points: {unknown_restore(spec.env_id)}", stacklevel=2)
             if restore is None or data is None:
                 continue
             idx = np.sort(np.random.default_rng([cfg.seed, 3]).choice(len(data["obs"]), min(cfg.n, len(data["obs"])),

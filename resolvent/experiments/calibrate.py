@@ -27,7 +27,7 @@ answered by their truth.
 ``calibrate`` does it for a finished ``resolvent evaluate`` run (or ``resolvent.fit``'s): every
 candidate of auto (the operators of ``AUTO_CANDIDATES`` the run trained, each with its
 expansions) answers, and ``simulator_truth`` rolls pi out in the run's environment from the m
-points, each state set with its family's ``restore`` (``evaluation/points.py``). Any other
+points, each state set with its environment's ``restore`` (``resolvent/restore.py``). Any other
 source of true returns can be given as ``truth``. It is an online step of an offline method:
 where no simulator can be set to a state, it cannot be used.
 """
@@ -41,11 +41,12 @@ import numpy as np
 
 from resolvent.data.user import load_dataset, named_rewards
 from resolvent.evaluation.ground_truth import horizon, roll_out
-from resolvent.evaluation.points import restore_for, restored
+from resolvent.evaluation.points import restored
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.experiments.rundir import RunDir
-from resolvent.families import FAMILIES, get_family
+from resolvent.families import get_family
 from resolvent.model import AUTO, OperatorModel, Reward, load, run_policy, split_method
+from resolvent.restore import restore_for, unknown_restore
 
 Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
 #       (rewards, observations (m, ds), actions (m, da)) -> true Q (R, m)
@@ -132,15 +133,14 @@ def answer_all(run_dir: str | Path, candidates: Sequence[str], rewards: Mapping[
 
 def simulator_truth(run_dir: str | Path, policy: Callable | None = None) -> Truth:
     """True Q from the run's simulator: one environment per point, set to its state with the
-    family's ``restore``, its first action the point's, then pi (the run's target, or ``policy``)
+    environment's ``restore``, its first action the point's, then pi (the run's target, or ``policy``)
     until gamma^t < the run's ``gt_tol``; every reward scored along the same rollouts."""
     cfg = EvaluateConfig.from_dict(RunDir(run_dir).read_config())
     spec = get_family(cfg.family) if cfg.data is None else load_dataset(cfg.data, cfg.env)[0]
     restore = restore_for(spec.env_id)
-    if spec.env_id is None or restore is None:
-        known = sorted({f.env_id for f in FAMILIES.values() if f.restore is not None})
-        raise ValueError(f"no known way to set {spec.env_id or 'this dataset'!r}'s simulator to an observation "
-                         f"(known: {known}); pass truth=, a callable (rewards, observations, actions) -> true Q (R, m)")
+    if restore is None:
+        raise ValueError(f"{unknown_restore(spec.env_id)}; pass truth=, a callable (rewards, observations, "
+                         f"actions) -> true Q (R, m)")
     actor = policy if policy is not None else run_policy(run_dir)
     if actor is None:
         raise ValueError(f"{run_dir}'s target policy was given in Python; pass policy= (the same callable)")

@@ -9,7 +9,6 @@ the clipped ``cfrc_ext`` part of the next observation. theta = 0 is Ant-v5's own
 import math
 
 import jax.numpy as jnp
-import numpy as np
 
 from resolvent.families.base import Features, RewardFamily, effort
 
@@ -21,14 +20,6 @@ def ant_dir_reward(theta, features: Features):
     alive = 1.0 - features["terminated"].astype(jnp.float32)    # (n,)
     return (vx * jnp.cos(theta) + vy * jnp.sin(theta) - 0.5 * jnp.sum(a**2, axis=-1)
             - 5e-4 * jnp.sum(contact**2, axis=-1) + alive)
-
-
-def restore_ant(env, obs: np.ndarray) -> None:
-    """Set Ant-v5's state from an observation: qpos[2:] = obs[:13], qvel = obs[13:27], x = y = 0
-    (the contact forces that follow are the simulator's own)."""
-    sim = env.unwrapped
-    nq, nv = sim.model.nq, sim.model.nv
-    sim.set_state(np.concatenate([[0.0, 0.0], obs[:nq - 2]]), np.asarray(obs[nq - 2:nq - 2 + nv], np.float64))
 
 
 PROBES = {
@@ -48,6 +39,6 @@ ANT_DIR = RewardFamily(
     reward=ant_dir_reward, train_range=(-math.pi / 4, math.pi / 4),
     test_range=(-math.pi / 3, math.pi / 3), original_param=0.0,
     extras=("x_velocity", "y_velocity", "terminated"), dataset_size=200_000, sigma=0.1,
-    td3_steps=300_000, replay_source="snapshots", restore=restore_ant,
+    td3_steps=300_000, replay_source="snapshots",
     probes=PROBES,
 )

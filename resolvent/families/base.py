@@ -12,7 +12,6 @@ from typing import Callable, Mapping
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from resolvent.transitions import CORE_KEYS
 
@@ -43,8 +42,6 @@ class RewardFamily:
     td3_steps: int = 20_000                   # TD3 steps for the shipped target policy
     replay_source: str = "buffer"             # "buffer": the TD3 replay buffer ships as is;
     # "snapshots": too large to ship, it is regenerated from actor snapshots along the TD3 run
-    restore: Callable[[object, np.ndarray], None] | None = None  # restore(env, obs): set the simulator's
-    #                                                  state to observation obs (ds,) (dataset points)
     probes: Mapping[str, Reward] = field(default_factory=dict, hash=False)  # out-of-family rewards, scored
     #                                                  only: how well an operator answers rewards nobody trained on
 

@@ -6,7 +6,6 @@ with v = ``info["x_velocity"]`` of HalfCheetah-v5 (a finite difference of positi
 the observation, so it is stored with every transition).
 """
 import jax.numpy as jnp
-import numpy as np
 
 from resolvent.families.base import Features, RewardFamily, effort
 
@@ -15,13 +14,6 @@ def halfcheetah_vel_reward(v_target, features: Features):
     v = features["x_velocity"]                                  # (n,)
     a = features["action"]                                      # (n,6)
     return -jnp.abs(v - v_target) - 0.05 * jnp.sum(a**2, axis=-1)
-
-
-def restore_halfcheetah(env, obs: np.ndarray) -> None:
-    """Set HalfCheetah-v5's state from an observation: qpos[1:] = obs[:8], qvel = obs[8:17], x = 0."""
-    sim = env.unwrapped
-    nq = sim.model.nq
-    sim.set_state(np.concatenate([[0.0], obs[:nq - 1]]), np.asarray(obs[nq - 1:nq - 1 + sim.model.nv], np.float64))
 
 
 PROBES = {
@@ -41,6 +33,6 @@ HALFCHEETAH_VEL = RewardFamily(
     name="halfcheetah-vel", env_id="HalfCheetah-v5", param_name="v_target",
     reward=halfcheetah_vel_reward, train_range=(0.7, 1.3), test_range=(0.6, 1.4),
     original_param=1.0, extras=("x_velocity",), dataset_size=100_000, sigma=0.1,
-    td3_steps=200_000, replay_source="snapshots", restore=restore_halfcheetah,
+    td3_steps=200_000, replay_source="snapshots",
     probes=PROBES,
 )

@@ -24,11 +24,6 @@ def pendulum_angle_reward(theta0, features: Features):
     return -(wrap(th - theta0) ** 2 + 0.1 * vel**2 + 0.001 * u**2)
 
 
-def restore_pendulum(env, obs: np.ndarray) -> None:
-    """Set Pendulum-v1's state (theta, thdot) from an observation (cos theta, sin theta, thdot)."""
-    env.unwrapped.state = np.array([np.arctan2(obs[1], obs[0]), obs[2]], np.float64)
-
-
 def _angle(f):
     return jnp.arctan2(f["obs"][:, 1], f["obs"][:, 0])
 
@@ -52,6 +47,5 @@ PENDULUM_ANGLE = RewardFamily(
     reward=pendulum_angle_reward,
     train_range=(-0.4 * np.pi, 0.4 * np.pi), test_range=(-0.6 * np.pi, 0.6 * np.pi),
     original_param=0.0, extras=(), dataset_size=20_000, sigma=0.3, td3_steps=20_000,
-    restore=restore_pendulum,
     probes=PROBES,
 )
