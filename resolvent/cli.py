@@ -318,8 +318,8 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--rewards", "rewards_ref", default=None,
               help="the rewards: FILE.py:ATTR or MODULE:ATTR, a dict {name: callable over the transition quantities} "
-                   "[default: a family run's test rewards]")
-@points_option("a family run's evaluation points of --kind")
+                   "[default: a family run's test rewards; a dataset run's own reward and probes]")
+@points_option("the run's evaluation points of --kind")
 @click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
               help="without --at: which of the run's evaluation points")
 @click.option("-m", "m", default=8, show_default=True,
@@ -336,7 +336,7 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     from resolvent.data.user import load_object
     from resolvent.experiments.calibrate import calibrate as choose_per_reward
     from resolvent.experiments.calibrate import run_candidates
-    from resolvent.experiments.sources import family_source
+    from resolvent.experiments.sources import config_source
     from resolvent.io import atomic_savez
 
     if m < 1:
@@ -344,13 +344,12 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     cfg = read_run_config(run_dir)
     if cfg.get("task") == "optimize":
         fail(f"{run_dir} is an optimize run: calibrate chooses among an evaluate run's operators (resolvent evaluate)")
-    family = cfg.get("family") if cfg.get("data") is None else None
-    if (rewards_ref is None or at is None) and family is None:
-        fail(f"{run_dir} is a run on a dataset of one's own ({cfg.get('data')}): give --rewards FILE.py:ATTR "
-             f"and --at FILE.npz")
+    if (rewards_ref is None or at is None) and cfg.get("data") is not None and cfg.get("policy") is None:
+        fail(f"{run_dir} was run from Python with a callable policy: give --rewards FILE.py:ATTR and --at FILE.npz")
     try:
-        src = family_source(EvaluateConfig.from_dict(cfg)) if rewards_ref is None or at is None else None
-        rewards = dict(src.rewards["test"]) if rewards_ref is None else load_object(rewards_ref, "rewards")
+        src = config_source(EvaluateConfig.from_dict(cfg)) if rewards_ref is None or at is None else None
+        rewards = (load_object(rewards_ref, "rewards") if rewards_ref is not None
+                   else dict(src.rewards["test"] or src.rewards["train"] + src.rewards["probe"]))
         if at is not None:                              # the run's ds + da: its models' input size
             obs, act = read_points(at, len(resolvent.load(run_dir, run_candidates(run_dir)[0]).x_mean))
         elif kind not in src.points:

@@ -13,7 +13,7 @@ from resolvent.data import reference_indices
 from resolvent.evaluation import GroundTruth
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.policy_refs import PolicyRefs, policy_refs
-from resolvent.experiments.sources import Rewards, Source, dataset_source, family_source
+from resolvent.experiments.sources import Rewards, Source, config_source
 from resolvent.experiments.trust import heldout_rewards, trust_indices
 from resolvent.keys import named_key
 from resolvent.operators import NETWORKS
@@ -118,7 +118,7 @@ def input_stats(x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     """Dataset, target policy, ground truth, rewards and reference points of an experiment."""
-    src = source if source is not None else family_source(cfg) if cfg.data is None else dataset_source(cfg)
+    src = source if source is not None else config_source(cfg)
     data, actor, gt = src.data, src.policy, src.points
     features = {k: data[k] for k in src.spec.feature_keys}
     x_raw = np.concatenate([data["obs"], data["action"]], -1)

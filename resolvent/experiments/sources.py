@@ -80,6 +80,11 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points, fingerprint)
 
 
+def config_source(cfg: EvaluateConfig) -> Source:
+    """The source a run's configuration names: its family's, or its dataset's."""
+    return family_source(cfg) if cfg.data is None else dataset_source(cfg)
+
+
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:
     """A short hash of a policy's actions on fixed dataset observations (its ground-truth cache tag)."""
     a = np.asarray(policy(obs[np.linspace(0, len(obs) - 1, 256).astype(int)]), np.float32)

@@ -16,6 +16,7 @@ from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset, record_dataset
 from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.sources import config_source
 from resolvent.model import horizon_rank, split_method
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
@@ -172,3 +173,28 @@ def test_bad_rewards_and_datasets(dataset, tmp_path):
         resolvent.fit(nan, reacher.policy, out=tmp_path / "c", plot=False, **TINY)
     with pytest.raises(ValueError, match="cannot build the environment 'NoSuchEnv-v9'"):
         resolvent.fit(dataset, reacher.policy, out=tmp_path / "d", env="NoSuchEnv-v9", plot=False, **TINY)
+
+
+def test_calibrate_a_dataset_run_from_the_command_line(dataset, tmp_path):
+    """A dataset of one's own whose environment can be restored (Reacher): ``resolvent calibrate
+    RUN`` answers the run's own reward and probes at its dataset points; the true Q at the points
+    rolled out is the run's own Monte-Carlo truth there (the same simulator, restore and policy)."""
+    run = tmp_path / "r"
+    args = ["evaluate", "--data", reacher.DATASET_ID, "--policy", "examples/reacher.py:policy", "--probes",
+            "examples/reacher_probes.py", "--methods", "fb", "--horizons", "2", "--steps", "20", "--log-every", "20",
+            "--seeds", "1", "--m", "16", "--n-points", "8", "--eval-points", "dataset", "--gt-tol", "1e-2",
+            "--onestep.hidden", "16", "--onestep.steps", "20", "--out", str(run)]
+    res = CliRunner().invoke(main, args)
+    assert res.exit_code == 0, res.output
+    out = tmp_path / "c.npz"
+    res = CliRunner().invoke(main, ["calibrate", str(run), "-m", "4", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "pi rolled out from 4 of them" in res.output and "distance" in res.output
+    src = config_source(EvaluateConfig.from_dict(RunDir(run).read_config()))
+    rewards = dict(src.rewards["train"] + src.rewards["probe"])
+    gt = src.points["dataset"]
+    with np.load(out) as z:
+        assert z["q"].shape == (len(rewards), 8) and set(z["chosen"]) <= set(z["candidates"])
+        want = np.stack([np.asarray(gt.q(r))[z["labelled"]] for r in rewards.values()])   # (R, m)
+        np.testing.assert_allclose(z["truth"], want, rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(z["q"][:, z["labelled"]], z["truth"])
