@@ -1,9 +1,11 @@
-"""``calibrate`` end to end on a finished family run: its own answers and simulator rollouts, each
-reward set's MSE against the run's Monte-Carlo truth, beside auto's pick and the best candidate.
+"""``calibrate`` end to end on a finished run (a family's, or a dataset's whose simulator can be
+set to a state): its own answers and simulator rollouts, each reward set's MSE against the run's
+Monte-Carlo truth, beside auto's pick and the best candidate.
 
     python results/accuracy/few-rollouts/end_to_end.py RUN [--m 8] [--kinds dataset trajectory reset]
 
-For each kind of points and reward set (the family's test rewards and its probes): ``calibrate``
+For each kind of points and reward set (the family's test rewards, or a dataset run's own
+reward, and the probes): ``calibrate``
 at the run's evaluation points of that kind; the set's MSE by its per-reward choice, by auto's
 pick (``trust.choose_method``, runs with the trust report) and by every single candidate, over
 the best candidate's; the seconds it took (every candidate's answers, then the rollouts).
@@ -19,7 +21,7 @@ import numpy as np
 from resolvent.experiments.calibrate import calibrate, run_candidates
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.rundir import RunDir
-from resolvent.experiments.sources import family_source
+from resolvent.experiments.sources import config_source
 from resolvent.experiments.trust import choose_method
 
 
@@ -31,17 +33,18 @@ def main() -> None:
     args = ap.parse_args()
     run = RunDir(args.run)
     cfg = EvaluateConfig.from_dict(run.read_config())
-    src = family_source(cfg)
+    src = config_source(cfg)
+    sets = ("test" if src.rewards["test"] else "train", "probe")
     candidates = run_candidates(args.run)
     try:
         auto = choose_method(run.read_results()["methods"], candidates, cfg.auto_tie)["chosen"]
     except ValueError:                                         # no trust report
         auto = None
-    print(f"{args.run} ({cfg.family} {cfg.dataset}), m = {args.m}, {len(candidates)} candidates, auto: {auto}\n")
+    print(f"{args.run} ({cfg.family or cfg.data} {cfg.dataset}), m = {args.m}, {len(candidates)} candidates, auto: {auto}\n")
     print("| points | rewards | best candidate | calibrate | auto | seconds | chosen |\n|---|---|---|---|---|---|---|")
     for kind in args.kinds:
         gt = src.points[kind]
-        for name in ("test", "probe"):
+        for name in sets:
             rewards = {f"{i}: {n}": r for i, (n, r) in enumerate(src.rewards[name])}   # names may repeat
             t0 = time.perf_counter()
             c = calibrate(args.run, rewards, gt.obs0, gt.action0, m=args.m, candidates=candidates)
