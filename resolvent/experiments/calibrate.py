@@ -10,6 +10,7 @@ of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards
     E   = the m // 2 points of largest d_i                     (no truth needed to place them)
     L   = m - m // 2 points drawn at random among the others
     c*(r) = argmin_c  sum_{i in L} (A[c, r, i] - Q_r(x_i))^2    Q_r(x_i): pi rolled out from x_i
+            (ties to the longest horizon, as auto's)
     answer: Q_r(x_i) at the rolled-out points E and L, A[c*(r), r, i] elsewhere
 
 The points where the candidates disagree most are the rare states that decide the MSE (an
@@ -45,7 +46,7 @@ from resolvent.evaluation.points import restored
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
-from resolvent.model import AUTO, OperatorModel, Reward, load, run_policy, split_method
+from resolvent.model import AUTO, OperatorModel, Reward, horizon_rank, load, run_policy, split_method
 from resolvent.restore import restore_for, unknown_restore
 
 Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
@@ -92,11 +93,18 @@ def labelled_points(answers: np.ndarray, m: int, seed: int = 0) -> tuple[np.ndar
     return np.sort(exact), np.sort(np.random.default_rng(seed).choice(others, m - m // 2, replace=False))
 
 
-def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray,
+           prefer: Sequence[float] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """c*(r) (R,) and every candidate's mean squared error (C, R) at the ``labelled`` points,
-    against ``truth`` (R, m) there (ties to the first candidate)."""
+    against ``truth`` (R, m) there. Candidates tied with the best (to 1e-9 relative: expansions
+    whose rollouts all ended before their horizon give one answer) go to the highest ``prefer``
+    (C,), as auto's ties go to the longest horizon; then to the first."""
     errors = ((np.asarray(answers, np.float64)[:, :, labelled] - np.asarray(truth, np.float64)[None]) ** 2).mean(-1)
-    return np.argmin(errors, 0), errors
+    if prefer is None:
+        return np.argmin(errors, 0), errors
+    tied = errors <= errors.min(0) * (1 + 1e-9) + 1e-12                                  # (C, R)
+    rank = np.where(tied, np.asarray(prefer, np.float64)[:, None], -np.inf)              # (C, R)
+    return np.argmax(rank, 0), errors
 
 
 def run_candidates(run_dir: str | Path) -> tuple[str, ...]:
@@ -186,7 +194,8 @@ def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, 
     if true_q.shape != (len(named), len(lab)) or not np.all(np.isfinite(true_q)):
         raise ValueError(f"the truth must be finite, one row per reward and one column per point rolled out "
                          f"{(len(named), len(lab))}, got shape {true_q.shape}")
-    picked, errors = choose(answers, true_q[:, len(exact):], at_random)
+    prefer = [horizon_rank(split_method(c)[1]) for c in candidates]              # auto's tie order
+    picked, errors = choose(answers, true_q[:, len(exact):], at_random, prefer)
     q = answers[picked, np.arange(len(named))]                                  # (R, n)
     q[:, lab] = true_q
     return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors)

@@ -44,6 +44,16 @@ def test_each_reward_gets_the_candidate_closest_to_the_truth_at_the_labelled_poi
     np.testing.assert_array_equal(picked, [1, 0])
 
 
+def test_ties_go_to_the_preferred_candidate_as_auto_s_to_the_longest_horizon():
+    """Expansions whose rollouts all ended before their horizon give one answer at those points:
+    the tie goes to the highest ``prefer`` (calibrate: the longest horizon), not to the first."""
+    truth = np.array([[1.0, 2.0, 3.0]])                                             # (R, n)
+    answers = np.stack([truth + [[0.0, 0.0, 9.0]], truth + [[0.0, 0.0, 1.0]], truth + [[0.5, 0.0, 0.0]]])
+    assert choose(answers, truth[:, :2], np.arange(2))[0][0] == 0                     # tied: the first
+    assert choose(answers, truth[:, :2], np.arange(2), prefer=[10, 400, 1000])[0][0] == 1
+    assert choose(answers, truth[:, 2:], np.array([2]), prefer=[10, 400, 1000])[0][0] == 2   # no tie: the best
+
+
 @pytest.mark.parametrize("m", [0, 7, 2.5, True])
 def test_bad_numbers_of_points(m):
     with pytest.raises(ValueError, match="m, the points rolled out"):

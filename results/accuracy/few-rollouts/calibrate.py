@@ -43,7 +43,7 @@ from resolvent.experiments.calibrate import choose, disagreement, labelled_point
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.trust import choose_method
-from resolvent.model import split_method
+from resolvent.model import horizon_rank, split_method
 
 SETS = ("train", "test", "probe", "heldout")
 KINDS = ("dataset", "reset", "trajectory")
@@ -78,12 +78,12 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
 
 
-def split_ratio(pred: np.ndarray, truth: np.ndarray, best: float, m: int, seed: int) -> float:
+def split_ratio(pred: np.ndarray, truth: np.ndarray, best: float, m: int, seed: int, prefer: list) -> float:
     """``calibrate``'s answer scored at all n points over the best single candidate's MSE
     ``best``: the truth at the m rolled-out points (``labelled_points``), each reward's candidate
-    chosen at the random half answering elsewhere."""
+    chosen at the random half answering elsewhere (ties to the highest ``prefer``, as calibrate)."""
     exact, at_random = labelled_points(pred, m, seed)
-    picked = choose(pred, truth[:, at_random], at_random)[0]                                   # (R,)
+    picked = choose(pred, truth[:, at_random], at_random, prefer)[0]                           # (R,)
     q = pred[picked, np.arange(len(picked))]                                                   # (R, n)
     q[:, np.concatenate([exact, at_random])] = truth[:, np.concatenate([exact, at_random])]
     return float(((q - truth) ** 2).mean() / best)
@@ -102,6 +102,7 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
     methods = finished(run)["methods"]
     preds = np.load(run / "predictions.npz")
     candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
+    prefer = [horizon_rank(split_method(c)[1]) for c in candidates]                           # calibrate's ties
     try:
         auto = choose_method(methods, candidates, RunDir(run).read_config().get("auto_tie", 1.5))["chosen"]
     except ValueError:                                      # a run without the trust report
@@ -139,7 +140,8 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 kept[:, top] = 0.0                                  # auto, with the truth at the 8 points
                 row["autotruth8"] = np.array([kept.mean() / best.min()])
             for m in SPLIT:
-                row[f"split{m}"] = np.array([split_ratio(pred, truth, best.min(), m, d) for d in range(draws // 5)])
+                row[f"split{m}"] = np.array([split_ratio(pred, truth, best.min(), m, d, prefer)
+                                             for d in range(draws // 5)])
             rows.append(row)
     return rows
 

@@ -40,7 +40,8 @@ def main() -> None:
         auto = choose_method(run.read_results()["methods"], candidates, cfg.auto_tie)["chosen"]
     except ValueError:                                         # no trust report
         auto = None
-    print(f"{args.run} ({cfg.family or cfg.data} {cfg.dataset}), m = {args.m}, {len(candidates)} candidates, auto: {auto}\n")
+    print(f"{args.run} ({cfg.family or cfg.data} {cfg.dataset}), m = {args.m}, {len(candidates)} candidates, "
+          f"auto: {auto}\n")
     print("| points | rewards | best candidate | calibrate | auto | seconds | chosen |\n|---|---|---|---|---|---|---|")
     for kind in args.kinds:
         gt = src.points[kind]
