@@ -14,6 +14,13 @@ the flag by the environment's rule on the model's own next states,
 
 then answers G_k[r] for each probe at the run's three kinds of points. It measures how much of
 the probes' error the soft flag explains; it is not a method (it reads MountainCar's rule).
+
+``--head`` also tries the fix proposed, which reads no rule: a regression of the scalars a
+transition decides (terminated, the stored reward) on (s, a, s'), fitted on the dataset's own
+transitions as the model's scalars are (a 256-256 MLP, MSE, Adam 1e-3, 5000 steps of 512), then
+evaluated along every rollout at the model's own next states:
+
+    terminated_t, reward_t = g(s_t, a_t, s'_t)    (terminated clipped to [0, 1])
 """
 from __future__ import annotations
 
@@ -21,13 +28,17 @@ import argparse
 import dataclasses
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
+import optax
 
 import resolvent
 from resolvent.algorithms.expansion import expanded_q
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.sources import config_source
+from resolvent.operators.networks import MLP
 
 
 def with_rule(ex):
@@ -35,6 +46,41 @@ def with_rule(ex):
     term = (ex.steps["next_obs"][..., 0] >= 0.45).astype(np.float32)                  # (k, E n)
     alive = np.concatenate([np.ones_like(term[:1]), np.cumprod(1.0 - term, 0)])       # (k + 1, E n)
     return dataclasses.replace(ex, steps={**ex.steps, "terminated": term}, alive=alive, last=[None])
+
+
+def fit_head(data: dict, steps: int = 5000, seed: int = 0):
+    """g(s, a, s') -> (terminated, reward), regressed on the dataset's transitions (see the module)."""
+    x = np.concatenate([data["obs"], data["action"], data["next_obs"]], 1).astype(np.float32)      # (N, dx)
+    y = np.stack([data["terminated"], data["reward"]], 1).astype(np.float32)                       # (N, 2)
+    xm, xs, ym, ys = x.mean(0), x.std(0) + 1e-6, y.mean(0), y.std(0) + 1e-6
+    net, opt = MLP((256, 256), 2), optax.adam(1e-3)
+    params = net.init(jax.random.PRNGKey(seed), x[:1])
+    state = opt.init(params)
+
+    @jax.jit
+    def step(params, state, xb, yb):
+        loss, g = jax.value_and_grad(lambda p: jnp.mean((net.apply(p, xb) - yb) ** 2))(params)
+        upd, state = opt.update(g, state)
+        return optax.apply_updates(params, upd), state, loss
+
+    rng = np.random.default_rng(seed)
+    for _ in range(steps):
+        i = rng.integers(0, len(x), 512)
+        params, state, _ = step(params, state, (x[i] - xm) / xs, (y[i] - ym) / ys)
+
+    def head(obs, action, next_obs):
+        z = np.concatenate([obs, action, next_obs], -1)
+        out = np.asarray(net.apply(params, (z - xm) / xs)) * ys + ym
+        return np.clip(out[..., 0], 0.0, 1.0), out[..., 1]
+    return head
+
+
+def with_head(ex, head):
+    """The same rollout, its termination and reward from ``head`` at the model's own (s, a, s')."""
+    term, reward = head(ex.steps["obs"], ex.steps["action"], ex.steps["next_obs"])               # (k, E n) each
+    alive = np.concatenate([np.ones_like(term[:1]), np.cumprod(1.0 - term, 0)])
+    steps = {**ex.steps, "terminated": term.astype(np.float32), "reward": reward.astype(np.float32)}
+    return dataclasses.replace(ex, steps=steps, alive=alive.astype(np.float32), last=[None])
 
 
 def r2(q: np.ndarray, truth: np.ndarray) -> float:
@@ -46,12 +92,15 @@ def main() -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("--method", default="fb")
     ap.add_argument("--horizon", type=int, default=400)
+    ap.add_argument("--head", action="store_true", help="also the scalars from (s, a, s') (see the module)")
     args = ap.parse_args()
     src = config_source(EvaluateConfig.from_dict(RunDir(args.run).read_config()))
     model = resolvent.load(args.run, args.method)
     rewards = dict(src.rewards["train"] + src.rewards["probe"])
+    head = fit_head(src.data) if args.head else None
     print(f"{args.run}, {args.method}+k{args.horizon}: R^2 against the Monte-Carlo truth, the model's termination "
-          f"/ the environment's rule on the model's next states\n")
+          f"/ the environment's rule on the model's next states" + (" / the scalars from (s, a, s')" if head else "")
+          + "\n")
     print("| points | " + " | ".join(rewards) + " |\n|---|" + "---|" * len(rewards))
     for kind in ("reset", "trajectory", "dataset"):
         gt = src.points[kind]
@@ -61,8 +110,9 @@ def main() -> None:
             def tail(s, a, reward=reward):
                 return model.q_values(reward, s, a, seed=None, horizon=0)
             truth = np.asarray(gt.q(reward))
-            soft, rule = (expanded_q(e, reward, tail, model.gamma).mean(0) for e in (ex, with_rule(ex)))
-            cells.append(f"{r2(soft, truth):.2f} / {r2(rule, truth):.2f}")
+            variants = (ex, with_rule(ex)) + ((with_head(ex, head),) if head else ())
+            cells.append(" / ".join(f"{r2(expanded_q(e, reward, tail, model.gamma).mean(0), truth):.2f}"
+                                    for e in variants))
         print(f"| {kind} | " + " | ".join(cells) + " |", flush=True)
 
 
