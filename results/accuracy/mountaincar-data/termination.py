@@ -15,12 +15,13 @@ the flag by the environment's rule on the model's own next states,
 then answers G_k[r] for each probe at the run's three kinds of points. It measures how much of
 the probes' error the soft flag explains; it is not a method (it reads MountainCar's rule).
 
-``--head`` also tries the fix proposed, which reads no rule: a regression of the scalars a
-transition decides (terminated, the stored reward) on (s, a, s'), fitted on the dataset's own
-transitions as the model's scalars are (a 256-256 MLP, MSE, Adam 1e-3, 5000 steps of 512), then
-evaluated along every rollout at the model's own next states:
-
-    terminated_t, reward_t = g(s_t, a_t, s'_t)    (terminated clipped to [0, 1])
+``--head mse split`` also tries the fix proposed, which reads no rule: the scalars a transition
+decides (terminated, the stored reward) from (s, a, s'), fitted on the dataset's own transitions
+(256-256 MLPs, Adam 1e-3, 5000 steps of 512), then evaluated along every rollout at the model's
+own next states, terminated_t, reward_t = g(s_t, a_t, s'_t). ``mse``: both regressed, as the
+model's scalars are (the flag clipped to [0, 1]). ``split``: the flag by a logistic loss weighted
+for the rare class, and the reward as (1 - p) r_go + p r_end, each part fitted on the transitions
+that go on or that end.
 """
 from __future__ import annotations
 
@@ -48,31 +49,58 @@ def with_rule(ex):
     return dataclasses.replace(ex, steps={**ex.steps, "terminated": term}, alive=alive, last=[None])
 
 
-def fit_head(data: dict, steps: int = 5000, seed: int = 0):
-    """g(s, a, s') -> (terminated, reward), regressed on the dataset's transitions (see the module)."""
-    x = np.concatenate([data["obs"], data["action"], data["next_obs"]], 1).astype(np.float32)      # (N, dx)
-    y = np.stack([data["terminated"], data["reward"]], 1).astype(np.float32)                       # (N, 2)
-    xm, xs, ym, ys = x.mean(0), x.std(0) + 1e-6, y.mean(0), y.std(0) + 1e-6
-    net, opt = MLP((256, 256), 2), optax.adam(1e-3)
+def _fit(x: np.ndarray, y: np.ndarray, loss: str, steps: int, seed: int, weight: float = 1.0):
+    """A 256-256 MLP on normalised x (N, dx) -> y (N, k): "mse", or "bce" (logits, positives
+    weighted by ``weight``); returns the fitted map on raw inputs."""
+    xm, xs = x.mean(0), x.std(0) + 1e-6
+    ym, ys = (y.mean(0), y.std(0) + 1e-6) if loss == "mse" else (0.0, 1.0)
+    net, opt = MLP((256, 256), y.shape[1]), optax.adam(1e-3)
     params = net.init(jax.random.PRNGKey(seed), x[:1])
     state = opt.init(params)
 
+    def objective(p, xb, yb):
+        out = net.apply(p, xb)
+        if loss == "mse":
+            return jnp.mean((out - yb) ** 2)
+        return jnp.mean(-(weight * yb * jax.nn.log_sigmoid(out) + (1 - yb) * jax.nn.log_sigmoid(-out)))
+
     @jax.jit
     def step(params, state, xb, yb):
-        loss, g = jax.value_and_grad(lambda p: jnp.mean((net.apply(p, xb) - yb) ** 2))(params)
+        g = jax.grad(objective)(params, xb, yb)
         upd, state = opt.update(g, state)
-        return optax.apply_updates(params, upd), state, loss
+        return optax.apply_updates(params, upd), state
 
     rng = np.random.default_rng(seed)
     for _ in range(steps):
         i = rng.integers(0, len(x), 512)
-        params, state, _ = step(params, state, (x[i] - xm) / xs, (y[i] - ym) / ys)
+        params, state = step(params, state, (x[i] - xm) / xs, (y[i] - ym) / ys)
+    return lambda z: np.asarray(net.apply(params, (z - xm) / xs)) * ys + ym
 
-    def head(obs, action, next_obs):
+
+def fit_head(data: dict, kind: str = "mse", steps: int = 5000, seed: int = 0):
+    """g(s, a, s') -> (terminated, reward), fitted on the dataset's transitions (see the module).
+    "mse": both regressed. "split": the flag by a logistic loss weighted for the rare class, the
+    reward by its two parts, r = (1 - p) r_go + p r_end, r_go regressed on the transitions that go
+    on and r_end on those that end."""
+    x = np.concatenate([data["obs"], data["action"], data["next_obs"]], 1).astype(np.float32)      # (N, dx)
+    term, reward = data["terminated"].astype(np.float32), data["reward"].astype(np.float32)        # (N,)
+    if kind == "mse":
+        g = _fit(x, np.stack([term, reward], 1), "mse", steps, seed)
+
+        def head(obs, action, next_obs):
+            out = g(np.concatenate([obs, action, next_obs], -1))
+            return np.clip(out[..., 0], 0.0, 1.0), out[..., 1]
+        return head
+    end = term > 0.5
+    flag = _fit(x, term[:, None], "bce", steps, seed, weight=float((~end).sum() / max(end.sum(), 1)))
+    r_go = _fit(x[~end], reward[~end, None], "mse", steps, seed + 1)
+    r_end = _fit(x[end], reward[end, None], "mse", steps // 5, seed + 2)
+
+    def split(obs, action, next_obs):
         z = np.concatenate([obs, action, next_obs], -1)
-        out = np.asarray(net.apply(params, (z - xm) / xs)) * ys + ym
-        return np.clip(out[..., 0], 0.0, 1.0), out[..., 1]
-    return head
+        p = 1.0 / (1.0 + np.exp(-flag(z)[..., 0]))
+        return p, (1 - p) * r_go(z)[..., 0] + p * r_end(z)[..., 0]
+    return split
 
 
 def with_head(ex, head):
@@ -92,15 +120,16 @@ def main() -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("--method", default="fb")
     ap.add_argument("--horizon", type=int, default=400)
-    ap.add_argument("--head", action="store_true", help="also the scalars from (s, a, s') (see the module)")
+    ap.add_argument("--head", nargs="*", choices=("mse", "split"), default=(),
+                    help="also the scalars from (s, a, s'), fitted each of these ways (see the module)")
     args = ap.parse_args()
     src = config_source(EvaluateConfig.from_dict(RunDir(args.run).read_config()))
     model = resolvent.load(args.run, args.method)
     rewards = dict(src.rewards["train"] + src.rewards["probe"])
-    head = fit_head(src.data) if args.head else None
+    heads = [fit_head(src.data, kind) for kind in args.head]
     print(f"{args.run}, {args.method}+k{args.horizon}: R^2 against the Monte-Carlo truth, the model's termination "
-          f"/ the environment's rule on the model's next states" + (" / the scalars from (s, a, s')" if head else "")
-          + "\n")
+          f"/ the environment's rule on the model's next states"
+          + "".join(f" / the scalars from (s, a, s'), {kind}" for kind in args.head) + "\n")
     print("| points | " + " | ".join(rewards) + " |\n|---|" + "---|" * len(rewards))
     for kind in ("reset", "trajectory", "dataset"):
         gt = src.points[kind]
@@ -110,7 +139,7 @@ def main() -> None:
             def tail(s, a, reward=reward):
                 return model.q_values(reward, s, a, seed=None, horizon=0)
             truth = np.asarray(gt.q(reward))
-            variants = (ex, with_rule(ex)) + ((with_head(ex, head),) if head else ())
+            variants = (ex, with_rule(ex), *(with_head(ex, head) for head in heads))
             cells.append(" / ".join(f"{r2(expanded_q(e, reward, tail, model.gamma).mean(0), truth):.2f}"
                                     for e in variants))
         print(f"| {kind} | " + " | ".join(cells) + " |", flush=True)
