@@ -15,13 +15,14 @@ the flag by the environment's rule on the model's own next states,
 then answers G_k[r] for each probe at the run's three kinds of points. It measures how much of
 the probes' error the soft flag explains; it is not a method (it reads MountainCar's rule).
 
-``--head mse split`` also tries the fix proposed, which reads no rule: the scalars a transition
+``--head mse split split-hard`` also tries the fix proposed, which reads no rule: the scalars a transition
 decides (terminated, the stored reward) from (s, a, s'), fitted on the dataset's own transitions
 (256-256 MLPs, Adam 1e-3, 5000 steps of 512), then evaluated along every rollout at the model's
 own next states, terminated_t, reward_t = g(s_t, a_t, s'_t). ``mse``: both regressed, as the
 model's scalars are (the flag clipped to [0, 1]). ``split``: the flag by a logistic loss weighted
 for the rare class, and the reward as (1 - p) r_go + p r_end, each part fitted on the transitions
-that go on or that end.
+that go on or that end. ``split-hard``: the same with the inputs clipped to the data's range
+and the flag rounded to 0 or 1 (the rollout ends where it passes 1/2).
 """
 from __future__ import annotations
 
@@ -96,9 +97,15 @@ def fit_head(data: dict, kind: str = "mse", steps: int = 5000, seed: int = 0):
     r_go = _fit(x[~end], reward[~end, None], "mse", steps, seed + 1)
     r_end = _fit(x[end], reward[end, None], "mse", steps // 5, seed + 2)
 
+    low, high = x.min(0), x.max(0)
+
     def split(obs, action, next_obs):
         z = np.concatenate([obs, action, next_obs], -1)
+        if kind == "split-hard":                                 # inputs within the data's range, a 0/1 flag
+            z = np.clip(z, low, high)
         p = 1.0 / (1.0 + np.exp(-flag(z)[..., 0]))
+        if kind == "split-hard":
+            p = (p > 0.5).astype(np.float32)
         return p, (1 - p) * r_go(z)[..., 0] + p * r_end(z)[..., 0]
     return split
 
@@ -120,7 +127,7 @@ def main() -> None:
     ap.add_argument("run", type=Path)
     ap.add_argument("--method", default="fb")
     ap.add_argument("--horizon", type=int, default=400)
-    ap.add_argument("--head", nargs="*", choices=("mse", "split"), default=(),
+    ap.add_argument("--head", nargs="*", choices=("mse", "split", "split-hard"), default=(),
                     help="also the scalars from (s, a, s'), fitted each of these ways (see the module)")
     args = ap.parse_args()
     src = config_source(EvaluateConfig.from_dict(RunDir(args.run).read_config()))
