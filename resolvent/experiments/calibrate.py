@@ -107,6 +107,19 @@ def choose(answers: np.ndarray, truth: np.ndarray, labelled: np.ndarray,
     return np.argmax(rank, 0), errors
 
 
+def combine(answers: np.ndarray, true_q: np.ndarray, exact: np.ndarray, at_random: np.ndarray,
+            candidates: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """calibrate's answers from the candidates' answers (C, R, n) and the truth (R, m) at the
+    rolled-out points, ``exact`` then ``at_random``: the truth there, elsewhere each reward's
+    candidate closest to it at the random ones (``choose``, ties in auto's order: the longest
+    horizon). Returns q (R, n), the candidate picked per reward (R,) and the errors (C, R)."""
+    prefer = [horizon_rank(split_method(c)[1]) for c in candidates]
+    picked, errors = choose(answers, true_q[:, len(exact):], at_random, prefer)
+    q = np.asarray(answers, np.float64)[picked, np.arange(len(picked))]                 # (R, n)
+    q[:, np.concatenate([exact, at_random])] = true_q
+    return q, picked, errors
+
+
 def run_candidates(run_dir: str | Path) -> tuple[str, ...]:
     """auto's candidates among a finished run's methods: every operator of ``AUTO_CANDIDATES``
     with each of its expansions (+kK, +kauto), in results.json's order."""
@@ -194,8 +207,5 @@ def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, 
     if true_q.shape != (len(named), len(lab)) or not np.all(np.isfinite(true_q)):
         raise ValueError(f"the truth must be finite, one row per reward and one column per point rolled out "
                          f"{(len(named), len(lab))}, got shape {true_q.shape}")
-    prefer = [horizon_rank(split_method(c)[1]) for c in candidates]              # auto's tie order
-    picked, errors = choose(answers, true_q[:, len(exact):], at_random, prefer)
-    q = answers[picked, np.arange(len(named))]                                  # (R, n)
-    q[:, lab] = true_q
+    q, picked, errors = combine(answers, true_q, exact, at_random, candidates)
     return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors)

@@ -39,11 +39,11 @@ from pathlib import Path
 
 import numpy as np
 
-from resolvent.experiments.calibrate import choose, disagreement, labelled_points
+from resolvent.experiments.calibrate import choose, combine, disagreement, labelled_points
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.trust import choose_method
-from resolvent.model import horizon_rank, split_method
+from resolvent.model import split_method
 
 SETS = ("train", "test", "probe", "heldout")
 KINDS = ("dataset", "reset", "trajectory")
@@ -78,14 +78,12 @@ def ratios(err: np.ndarray, m: int, draws: int, pooled: bool, rng: np.random.Gen
     return np.array([ratio(err, o[:m], np.arange(n) if whole else o[m:], pooled) for o in orders])
 
 
-def split_ratio(pred: np.ndarray, truth: np.ndarray, best: float, m: int, seed: int, prefer: list) -> float:
-    """``calibrate``'s answer scored at all n points over the best single candidate's MSE
-    ``best``: the truth at the m rolled-out points (``labelled_points``), each reward's candidate
-    chosen at the random half answering elsewhere (ties to the highest ``prefer``, as calibrate)."""
+def split_ratio(pred: np.ndarray, truth: np.ndarray, best: float, m: int, seed: int, candidates: tuple) -> float:
+    """``calibrate``'s answer (``combine``) scored at all n points over the best single
+    candidate's MSE ``best``: the truth at the m rolled-out points (``labelled_points``), each
+    reward's candidate chosen at the random half answering elsewhere."""
     exact, at_random = labelled_points(pred, m, seed)
-    picked = choose(pred, truth[:, at_random], at_random, prefer)[0]                           # (R,)
-    q = pred[picked, np.arange(len(picked))]                                                   # (R, n)
-    q[:, np.concatenate([exact, at_random])] = truth[:, np.concatenate([exact, at_random])]
+    q = combine(pred, truth[:, np.concatenate([exact, at_random])], exact, at_random, candidates)[0]   # (R, n)
     return float(((q - truth) ** 2).mean() / best)
 
 
@@ -102,7 +100,6 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
     methods = finished(run)["methods"]
     preds = np.load(run / "predictions.npz")
     candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-    prefer = [horizon_rank(split_method(c)[1]) for c in candidates]                           # calibrate's ties
     try:
         auto = choose_method(methods, candidates, RunDir(run).read_config().get("auto_tie", 1.5))["chosen"]
     except ValueError:                                      # a run without the trust report
@@ -140,7 +137,7 @@ def study(run: Path, draws: int, seed: int) -> list[dict]:
                 kept[:, top] = 0.0                                  # auto, with the truth at the 8 points
                 row["autotruth8"] = np.array([kept.mean() / best.min()])
             for m in SPLIT:
-                row[f"split{m}"] = np.array([split_ratio(pred, truth, best.min(), m, d, prefer)
+                row[f"split{m}"] = np.array([split_ratio(pred, truth, best.min(), m, d, candidates)
                                              for d in range(draws // 5)])
             rows.append(row)
     return rows
@@ -240,6 +237,7 @@ def plot(every: dict[str, np.ndarray], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
+
 
 if __name__ == "__main__":
     main()

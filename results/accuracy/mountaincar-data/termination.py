@@ -43,11 +43,18 @@ from resolvent.experiments.sources import config_source
 from resolvent.operators.networks import MLP
 
 
+def with_flags(ex, term: np.ndarray, reward: np.ndarray | None = None):
+    """The same rollout, its termination ``term`` (k, E n) and, if given, its reward scalar."""
+    alive = np.concatenate([np.ones_like(term[:1]), np.cumprod(1.0 - term, 0)])       # (k + 1, E n)
+    steps = {**ex.steps, "terminated": term.astype(np.float32)}
+    if reward is not None:
+        steps["reward"] = reward.astype(np.float32)
+    return dataclasses.replace(ex, steps=steps, alive=alive.astype(np.float32), last=[None])
+
+
 def with_rule(ex):
     """The same rollout, its termination the environment's rule on the model's next states."""
-    term = (ex.steps["next_obs"][..., 0] >= 0.45).astype(np.float32)                  # (k, E n)
-    alive = np.concatenate([np.ones_like(term[:1]), np.cumprod(1.0 - term, 0)])       # (k + 1, E n)
-    return dataclasses.replace(ex, steps={**ex.steps, "terminated": term}, alive=alive, last=[None])
+    return with_flags(ex, (ex.steps["next_obs"][..., 0] >= 0.45).astype(np.float32))
 
 
 def _fit(x: np.ndarray, y: np.ndarray, loss: str, steps: int, seed: int, weight: float = 1.0):
@@ -112,10 +119,7 @@ def fit_head(data: dict, kind: str = "mse", steps: int = 5000, seed: int = 0):
 
 def with_head(ex, head):
     """The same rollout, its termination and reward from ``head`` at the model's own (s, a, s')."""
-    term, reward = head(ex.steps["obs"], ex.steps["action"], ex.steps["next_obs"])               # (k, E n) each
-    alive = np.concatenate([np.ones_like(term[:1]), np.cumprod(1.0 - term, 0)])
-    steps = {**ex.steps, "terminated": term.astype(np.float32), "reward": reward.astype(np.float32)}
-    return dataclasses.replace(ex, steps=steps, alive=alive.astype(np.float32), last=[None])
+    return with_flags(ex, *head(ex.steps["obs"], ex.steps["action"], ex.steps["next_obs"]))
 
 
 def r2(q: np.ndarray, truth: np.ndarray) -> float:
