@@ -17,13 +17,14 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from resolvent.model import CheckpointError, OperatorModel, load
+from resolvent.model import CheckpointError, OperatorModel, attach_rule, load
 
 
 def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None = None, steps: int | None = None,
         seeds: int | None = None, rewards: Mapping[str, Callable] | None = None,
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
-        preset: str | None = None, resume: bool = False, plot: bool = True, **config) -> OperatorModel:
+        terminal: Callable | str | None = None, preset: str | None = None, resume: bool = False,
+        plot: bool = True, **config) -> OperatorModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
     of the first method (``method="auto"``: the candidate the trust report's rule keeps,
     ``experiments/trust.py``; the report in results.json).
@@ -35,8 +36,11 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
-    ground truth (default: the dataset's). ``config``: any other ``EvaluateConfig`` field (``m``,
-    ``n_initial``, ...). ``resume=True`` continues a killed run in ``out`` with its own
+    ground truth (default: the dataset's). ``terminal``: the environment's termination rule, where
+    known, a callable of a transition's ``obs``, ``action``, ``next_obs`` returning 1 where it ends
+    and 0 where it goes on (or ``"MODULE:ATTR"``): the one-step model's rollouts end by it, and what
+    an ending pays is learned from the data's terminal transitions. ``config``: any other
+    ``EvaluateConfig`` field (``m``, ``n_initial``, ...). ``resume=True`` continues a killed run in ``out`` with its own
     configuration (give the same callables again; any option given must agree with the run's,
     and the policy's actions must be the same).
     """
@@ -54,7 +58,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     if steps is not None and (isinstance(steps, bool) or not float(steps).is_integer()):
         raise ValueError(f"steps must be an integer, got {steps!r}")
     known = {f.name for f in fields(EvaluateConfig)} - {"family", "dataset", "data", "policy", "env", "probes",
-                                                       "methods", "steps", "seeds"}
+                                                       "terminal", "methods", "steps", "seeds"}
     if set(config) - known:
         raise ValueError(f"unknown fit options {sorted(set(config) - known)}; known: {sorted(known)}")
     named_rewards(rewards, "rewards")
@@ -63,6 +67,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     dataset_id = dataset if isinstance(dataset, str) else dataset.spec.dataset_id
     policy_ref = policy if isinstance(policy, str) else None
     probes_ref = str(probes) if isinstance(probes, (str, Path)) else None
+    terminal_ref = terminal if isinstance(terminal, str) else None
     if resume:
         run = RunDir(out)
         try:
@@ -72,8 +77,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         auto = methods is not None and "auto" in methods and getattr(cfg, "auto", False)   # stored expanded
         given = {"data": dataset_id, "methods": None if auto else methods,
                  "steps": None if steps is None else int(steps), "seeds": seeds, "env": env, "policy": policy_ref,
-                 "probes": probes_ref, "fqe": PRESETS[preset]() if preset in PRESETS and "fqe" not in config else None,
-                 **config}
+                 "probes": probes_ref, "terminal": terminal_ref,
+                 "fqe": PRESETS[preset]() if preset in PRESETS and "fqe" not in config else None, **config}
         differ = sorted(k for k, v in given.items() if v is not None and getattr(cfg, k, v) != v)
         if differ:
             raise ValueError(f"resume=True continues the run in {out} with its own configuration, which differs in "
@@ -85,16 +90,18 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         log_every = config.pop("log_every", math.gcd(steps, EvaluateConfig.log_every) or 1)
         cfg = EvaluateConfig.preset(
             preset or "default", family=None, data=dataset_id, policy=policy_ref, env=env, probes=probes_ref,
-            methods=methods or ("auto",), steps=steps, seeds=1 if seeds is None else seeds,
+            terminal=terminal_ref, methods=methods or ("auto",), steps=steps, seeds=1 if seeds is None else seeds,
             log_every=log_every,
             checkpoint_every=config.pop("checkpoint_every",
                                         log_every * max(1, EvaluateConfig.checkpoint_every // log_every)), **config)
     if all(m == "fqe" for m in cfg.methods):
         raise ValueError("fit returns an operator model; this run trains only 'fqe', the per-reward oracle")
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
-                            probes=None if probes_ref else probes)
+                            probes=None if probes_ref else probes, terminal=None if terminal_ref else terminal)
     results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
     chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
     model = load(out, chosen)
     model.target_policy = source.policy   # the expansion's actor (horizon > 0): the policy given here
+    if source.terminal is not None:
+        attach_rule(model, source.terminal)   # and the rule given here
     return model

@@ -21,6 +21,18 @@ about 0.003 a step where pi's actions are near zero, smaller than any of a noisy
 ``predict`` returns a full transition dict (obs, action, the predicted rest), the schema of
 ``resolvent.transitions``, so every reward reads it like a dataset row.
 
+Where the environment's termination rule is known (``terminal``, a function of the transition's
+obs, action and next_obs, 1 where it ends), the model is fitted ``split``: every scalar twice, once
+on the data's transitions that go on and once on those that end, and a prediction reads the rule
+at its own next state,
+
+    d = terminal(s, a, next_obs(s, a)),    e_k = (1 - d) e_k^go(s, a) + d e_k^end(s, a)
+
+so ``terminated`` is the rule's (0 or 1) and a scalar the ending decides (MountainCar's +100 at
+the goal) is paid with it. Regressed on (s, a) alone, the flag is soft (0.01-0.9) where a step
+crosses the goal, the rollout goes on past it with the rest of its weight, and a goal indicator
+is paid twice (results/accuracy/mountaincar-data/).
+
 An ensemble (``ensemble`` = E > 1 members D_1..D_E, each from its own initialisation and
 batches) predicts the members' mean at a single step; a rollout under pi
 (``algorithms/expansion.py``) follows every member on its own, and keeps, per query point, the
@@ -31,7 +43,7 @@ of 9 probes within 1.5x of per-reward FQE at the same points.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping, NamedTuple
+from typing import Callable, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -40,6 +52,9 @@ import optax
 from tqdm.auto import tqdm
 
 from resolvent.operators.networks import MLP
+from resolvent.rewards.probes import evaluate_reward
+
+Terminal = Callable[[Mapping], object]   # a transition's (obs, action, next_obs) -> (n,) 1 where it ends, else 0
 
 
 @dataclass(frozen=True)
@@ -74,6 +89,9 @@ class OneStepModel(NamedTuple):
     scalar_high: np.ndarray | None = None   # (k,) are kept within it (None: a model saved before)
     exact: np.ndarray | None = None   # (k, p) c_k of the scalars that are phi(a) . c_k in the data,
     #                                   NaN rows for those the network predicts (None: a model saved before)
+    split: bool = False               # every scalar predicted for a transition that goes on and one that
+    #                                   ends (2k columns, ``scalar_low``, ``exact`` too), blended by ``terminal``
+    terminal: Terminal | None = None  # the environment's termination rule (a split model's; not saved)
 
     @property
     def members(self) -> int:
@@ -99,6 +117,28 @@ def targets(features: Mapping[str, np.ndarray]) -> tuple[np.ndarray, tuple[str, 
     cols = [np.asarray(features["next_obs"], np.float32) - obs]
     cols += [np.asarray(features[k], np.float32)[:, None] for k in keys]
     return np.concatenate(cols, -1), keys
+
+
+def ends(features: Mapping[str, np.ndarray]) -> np.ndarray:
+    """(n,) bool: the data's transitions that end, for a ``split`` fit (one clear error where the
+    data cannot tell: no ``terminated`` flag, or no transition that ends)."""
+    if "terminated" not in features:
+        raise ValueError("a termination rule needs the dataset's `terminated` flag, which it does not store")
+    end = np.asarray(features["terminated"]) > 0.5
+    if not end.any():
+        raise ValueError("a termination rule was given, but no transition of the dataset terminates: the model "
+                         "cannot learn what an ending pays; leave the rule out")
+    return end
+
+
+def split_targets(y: np.ndarray, k: int, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A split fit's targets (n, ds + 2k), the scalars twice, and its mask (n, ds + 2k): the
+    state deltas on every row, the first copy on the rows that go on, the second on those that end."""
+    ds = y.shape[1] - k
+    mask = np.ones((len(y), ds + 2 * k), np.float32)
+    mask[end, ds:ds + k] = 0.0
+    mask[~end, ds + k:] = 0.0
+    return np.concatenate([y, y[:, ds:]], 1), mask
 
 
 def action_terms(action, xp=jnp):
@@ -136,23 +176,41 @@ def check(config: OneStepConfig) -> None:
 
 
 def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
-        x_std: np.ndarray) -> OneStepModel:
+        x_std: np.ndarray, split: bool = False) -> OneStepModel:
     """Least squares ``min_D E_data ||D(x) - y||^2`` on normalised inputs and targets, for each
-    member of the ensemble (vmapped: its own initialisation and batches)."""
+    member of the ensemble (vmapped: its own initialisation and batches). ``split``: the scalars
+    twice, each copy's squared error averaged over its own rows only (those that go on, those
+    that end), so the few transitions that end weigh as much as the rest:
+
+        min_D sum_j E_data[m_j (D_j(x) - y_j)^2] / E_data[m_j]"""
     check(config)
     y, keys = targets(features)                                              # (n, dy)
-    y_mean, y_std = y.mean(0), y.std(0)
+    mask, end = None, None
+    if split:
+        end = ends(features)
+        y, mask = split_targets(y, len(keys), end)                           # (n, ds + 2k) each
+        y_mean = (y * mask).sum(0) / mask.sum(0)
+        y_std = np.sqrt(((y - y_mean) ** 2 * mask).sum(0) / mask.sum(0))
+    else:
+        y_mean, y_std = y.mean(0), y.std(0)
     y_std = np.where(y_std < 1e-6, 0.0, y_std)   # 0: a quantity constant in the data is predicted as its mean
     x = (np.concatenate([features["obs"], features["action"]], -1) - x_mean) / x_std   # (n, dx)
     xj, yj = jnp.asarray(x, jnp.float32), jnp.asarray((y - y_mean) / np.where(y_std > 0, y_std, 1.0), jnp.float32)
+    mj = None if mask is None else jnp.asarray(mask)
     net = MLP(tuple(config.hidden), y.shape[1])
     k_init, k_steps = jax.random.split(key)
     opt = optax.adam(optax.cosine_decay_schedule(config.lr, config.steps))
 
+    def objective(p, idx):
+        err = (net.apply(p, xj[idx]) - yj[idx]) ** 2                         # (b, dy)
+        if mj is None:
+            return jnp.mean(err)
+        m = mj[idx]                                                          # (b, dy)
+        return jnp.mean((m * err).sum(0) / jnp.maximum(m.sum(0), 1.0))
+
     def member_step(params, opt_state, k):
         idx = jax.random.randint(k, (config.batch_size,), 0, xj.shape[0])   # (b,)
-        value, grads = jax.value_and_grad(
-            lambda p: jnp.mean((net.apply(p, xj[idx]) - yj[idx]) ** 2))(params)
+        value, grads = jax.value_and_grad(objective)(params, idx)
         updates, opt_state = opt.update(grads, opt_state, params)
         return optax.apply_updates(params, updates), opt_state, value
 
@@ -178,11 +236,19 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
     params = jax.tree_util.tree_map(np.asarray, carry[0])
     states = np.concatenate([features["obs"], features["next_obs"]], 0)
     ds = states.shape[1]
+    if split:   # each copy's range and exact quadratics on its own rows
+        k, scal = len(keys), y[:, ds:]
+        rows = (~end, end)
+        low = np.concatenate([scal[r, i * k:(i + 1) * k].min(0) for i, r in enumerate(rows)])
+        high = np.concatenate([scal[r, i * k:(i + 1) * k].max(0) for i, r in enumerate(rows)])
+        exact = np.concatenate([exact_in_action({key: np.asarray(v)[r] for key, v in features.items()}, keys)
+                                for r in rows])
+    else:
+        low, high, exact = y[:, ds:].min(0), y[:, ds:].max(0), exact_in_action(features, keys)
     return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
                         y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
                         states.min(0).astype(np.float32), states.max(0).astype(np.float32),
-                        keep=config.keep, scalar_low=y[:, ds:].min(0), scalar_high=y[:, ds:].max(0),
-                        exact=exact_in_action(features, keys))
+                        keep=config.keep, scalar_low=low, scalar_high=high, exact=exact, split=split)
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
@@ -203,7 +269,8 @@ def rollout_step(model: OneStepModel, obs, action) -> dict:
 
 def transition(model: OneStepModel, obs, action, y) -> dict:
     """The transition dict of normalised predictions y (n, dy) at (obs, action), every scalar
-    within its range in the data."""
+    within its range in the data (a ``split`` model's blended by its rule at the predicted next
+    state, ``terminal_flags``)."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
     y = y * model.y_std + model.y_mean                                       # (n, dy)
     ds = obs.shape[1]
@@ -214,8 +281,32 @@ def transition(model: OneStepModel, obs, action, y) -> dict:
         computed = action_terms(action) @ jnp.asarray(np.nan_to_num(model.exact).T, jnp.float32)   # (n, k)
         scalars = jnp.where(np.isfinite(model.exact[:, 0]), computed, scalars)
     out = {"obs": obs, "action": action, "next_obs": obs + y[:, :ds]}
+    if model.split:
+        k = len(model.keys)
+        d = terminal_flags(model.terminal, out)                              # (n,)
+        scalars = scalars[:, :k] + d[:, None] * (scalars[:, k:] - scalars[:, :k])   # (n, k)
     out.update({k: scalars[:, i] for i, k in enumerate(model.keys)})
     return out
+
+
+def terminal_flags(rule: Terminal | None, features: Mapping, what: str = "one-step model's transitions") -> jax.Array:
+    """d (n,) = rule(features), checked: one value per transition, each within [0, 1]."""
+    if rule is None:
+        raise ValueError("this one-step model was fitted for a termination rule, and none is set: give the run's "
+                         "rule again (model.onestep = model.onestep._replace(terminal=rule))")
+    d = evaluate_reward(rule, features, what, "termination rule")
+    if not bool(jnp.all((d >= 0.0) & (d <= 1.0))):
+        raise ValueError(f"termination rule returned values outside [0, 1] on the {what} "
+                         f"(1 where the transition ends, 0 where it goes on)")
+    return d
+
+
+def rule_disagreement(rule: Terminal, features: Mapping[str, np.ndarray]) -> tuple[int, int]:
+    """(transitions where the rule and the data's ``terminated`` flag differ, transitions): the
+    rule read on the data's own (obs, action, next_obs)."""
+    inputs = {k: jnp.asarray(features[k], jnp.float32) for k in ("obs", "action", "next_obs")}
+    d = np.asarray(terminal_flags(rule, inputs, "dataset's transitions")) > 0.5
+    return int((d != (np.asarray(features["terminated"]) > 0.5)).sum()), len(d)
 
 
 def member_weights(apart: np.ndarray, keep: int) -> np.ndarray:
@@ -264,7 +355,8 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             f"{prefix}keep": np.int64(model.keep),
             **({f"{prefix}scalar_low": model.scalar_low, f"{prefix}scalar_high": model.scalar_high}
                if model.scalar_low is not None else {}),
-            **({f"{prefix}exact": model.exact} if model.exact is not None else {})}
+            **({f"{prefix}exact": model.exact} if model.exact is not None else {}),
+            **({f"{prefix}split": np.bool_(True)} if model.split else {})}
 
 
 def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
@@ -284,4 +376,4 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
                         tuple(int(h) for h in arrays[f"{prefix}hidden"]), arrays.get(f"{prefix}low"),
                         arrays.get(f"{prefix}high"), int(arrays.get(f"{prefix}keep", 0)),
                         arrays.get(f"{prefix}scalar_low"), arrays.get(f"{prefix}scalar_high"),
-                        arrays.get(f"{prefix}exact"))
+                        arrays.get(f"{prefix}exact"), bool(arrays.get(f"{prefix}split", False)))

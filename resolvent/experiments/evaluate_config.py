@@ -60,6 +60,8 @@ class EvaluateConfig:
     policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
+    terminal: str | None = None        # with ``data``: the environment's termination rule, MODULE:ATTR, 1 where
+    #                                    a transition (obs, action, next_obs) ends: the one-step model ends by it
     methods: tuple[str, ...] = DEFAULT_METHODS  # networks (and the fqe oracle) to train; "auto":
     #                                    AUTO_CANDIDATES, keeping the one the trust report favours
     seeds: int = 3                     # network seeds, trained at once (vmapped)
@@ -123,7 +125,7 @@ class EvaluateConfig:
         if self.data is None:
             get_family(self.family)
             check_kind(self.dataset)
-            own = [k for k in ("policy", "env", "probes") if getattr(self, k) is not None]
+            own = [k for k in ("policy", "env", "probes", "terminal") if getattr(self, k) is not None]
             if own:
                 raise ValueError(f"{own} go with a dataset of one's own (data=...), not a family")
         elif self.family is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 import zipfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -62,26 +63,37 @@ def predict_features(model: onestep.OneStepModel, obs, action, chunk: int = 50_0
 
 
 def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray,
-                   x_std: np.ndarray) -> onestep.OneStepModel:
+                   x_std: np.ndarray, terminal: onestep.Terminal | None = None) -> onestep.OneStepModel:
     """The experiment's one-step model of the data, its key derived from the seed (a refit with
-    the same config and seed gives the run's own model). Fitted once: the model is kept in
-    ``$RESOLVENT_HOME/onestep/`` under a hash of everything the fit reads (the data, the input
-    normalisation, the config, the seed and the fitting code), so a resumed run, a rerun or a
-    benchmark over the run loads it instead of fitting it again."""
-    path = cache_dir("onestep") / f"{fit_tag(config, seed, features, x_mean, x_std)}.npz"
+    the same config and seed gives the run's own model); with the environment's ``terminal``
+    rule, fitted split and the rule attached (a warning where it disagrees with the data's flag).
+    Fitted once: the model is kept in ``$RESOLVENT_HOME/onestep/`` under a hash of everything the
+    fit reads (the data, the input normalisation, the config, the seed, whether split and the
+    fitting code), so a resumed run, a rerun or a benchmark over the run loads it instead of
+    fitting it again."""
+    split = terminal is not None
+    if split:
+        onestep.ends(features)     # the data can tell what an ending pays, before any fitting
+        wrong, n = onestep.rule_disagreement(terminal, features)
+        if wrong:
+            warnings.warn(f"the termination rule disagrees with the dataset's `terminated` flag on {wrong} of {n} "
+                          f"transitions: the model learns what an ending pays from the flag, and ends its "
+                          f"rollouts by the rule", stacklevel=2)
+    path = cache_dir("onestep") / f"{fit_tag(config, seed, features, x_mean, x_std, split)}.npz"
     model = cached_model(path)
     if model is None:
-        model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std)
+        model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std, split)
         atomic_savez(path, **onestep.to_arrays(model))
-    return model
+    return model._replace(terminal=terminal)
 
 
-def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray) -> str:
+def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray,
+            split: bool = False) -> str:
     """sha256 of what ``onestep.fit`` reads, the source of the code that fits (its module and the
     MLP's) and the versions of the libraries it runs on (its first 20 hex digits)."""
     h = hashlib.sha256(Path(onestep.__file__).read_bytes() + Path(networks.__file__).read_bytes())
     h.update(f"jax {jax.__version__} flax {flax.__version__} optax {optax.__version__}".encode())
-    h.update(json.dumps([asdict(config), seed], sort_keys=True).encode())
+    h.update(json.dumps([asdict(config), seed] + ([True] if split else []), sort_keys=True).encode())
     for name in sorted(features):
         v = np.ascontiguousarray(features[name])
         h.update(f"{name}{v.dtype}{v.shape}".encode())
@@ -104,10 +116,10 @@ def cached_model(path: Path) -> onestep.OneStepModel | None:
 
 def policy_refs(features: dict, next_actions: np.ndarray, done: np.ndarray, x_mean: np.ndarray, x_std: np.ndarray,
                 rewards: dict, extras: tuple[str, ...], config: onestep.OneStepConfig, ref_pool: int,
-                seed: int) -> PolicyRefs:
+                seed: int, terminal: onestep.Terminal | None = None) -> PolicyRefs:
     """Fit the one-step model, score every reward set at x'_pi; ``rewards``: set -> [(name, callable)],
-    ``done`` (n,) the data's terminations."""
-    model = fit_data_model(config, seed, features, x_mean, x_std)
+    ``done`` (n,) the data's terminations, ``terminal`` the environment's rule where given."""
+    model = fit_data_model(config, seed, features, x_mean, x_std, terminal)
     pi = predict_features(model, np.asarray(features["next_obs"], np.float32), np.asarray(next_actions, np.float32))
     n = len(next_actions)
     pool = np.sort(np.random.default_rng(seed + 2).choice(n, min(n, ref_pool), replace=False))

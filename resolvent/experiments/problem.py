@@ -153,7 +153,7 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
     pi = None
     if any(NETWORKS[m].encoding == "policy" for m in cfg.methods):
         pi = policy_refs(features, next_actions, data["terminated"], x_mean, x_std, src.rewards, src.spec.extras,
-                         cfg.onestep, cfg.ref_pool, cfg.seed)
+                         cfg.onestep, cfg.ref_pool, cfg.seed, src.terminal)
     return Problem(
         source=src, x=norm(x_raw), xn=norm(xn_raw),
         done=jnp.asarray(data["terminated"], jnp.float32), x_mean=x_mean.astype(np.float32),

@@ -34,6 +34,7 @@ class Source:
     rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
     points: dict[str, GroundTruth]  # point kind -> Monte-Carlo ground truth ({}: no environment builds)
     fingerprint: str | None = None  # the target policy's actions' hash (a callable's: checked on resume)
+    terminal: Callable | None = None  # the environment's termination rule, where given (``onestep.Terminal``)
 
     @property
     def gt(self) -> GroundTruth | None:
@@ -56,11 +57,11 @@ def family_source(cfg: EvaluateConfig) -> Source:
 
 
 def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict | None = None,
-                   probes: dict | None = None) -> Source:
+                   probes: dict | None = None, terminal: Callable | None = None) -> Source:
     """Any Minari dataset (``cfg.data``, or the ``dataset`` object), target policy (``cfg.policy``
     or the callable ``policy``) and rewards: trained on the dataset's own ``reward`` and
     ``rewards``; probes from ``cfg.probes`` (or the dict ``probes``); ground truth where the
-    environment builds."""
+    environment builds; the termination rule ``cfg.terminal`` (or the callable ``terminal``)."""
     train = [("reward", lambda f: f["reward"])] + named_rewards(rewards, "rewards")
     probes = named_rewards(probes, "probes") if probes is not None else []
     spec, data = load_dataset(dataset if dataset is not None else cfg.data, cfg.env)
@@ -77,7 +78,13 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     if spec.env_id is not None:
         points = load_points(spec, actor, cfg.points_config(), fingerprint, data)
     probes = probes or (list(load_probes(cfg.probes).items()) if cfg.probes else [])
-    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points, fingerprint)
+    if terminal is None and cfg.terminal is not None:
+        terminal = load_object(cfg.terminal, "termination rule")
+    if terminal is not None and not callable(terminal):
+        raise ValueError(f"the termination rule must be a callable of a transition (obs, action, next_obs), "
+                         f"got {type(terminal).__name__}")
+    return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points, fingerprint,
+                  terminal)
 
 
 def config_source(cfg: EvaluateConfig) -> Source:

@@ -25,3 +25,15 @@ def ensemble(deltas, keep: int) -> OneStepModel:
                          "Dense_1": {"kernel": np.zeros((e, h, dy), np.float32),
                                      "bias": np.asarray(deltas, np.float32) - deltas[0]}}}
     return base._replace(params=params, keep=keep)
+
+
+def goal_model(delta, r_go: float, r_end: float, rule) -> OneStepModel:
+    """A split one-step model with zero weights: next_obs = obs + delta, the reward r_go on a
+    step that goes on and r_end on one that ends, where ``rule`` says it ends."""
+    base = drift_model(delta)
+    ds, h = len(delta), base.params["params"]["Dense_0"]["kernel"].shape[1]
+    y_mean = np.array([*delta, r_go, 0.0, r_end, 1.0], np.float32)   # deltas, (reward, terminated) x (go, end)
+    last = {"kernel": np.zeros((h, ds + 4), np.float32), "bias": np.zeros(ds + 4, np.float32)}
+    params = {"params": {"Dense_0": base.params["params"]["Dense_0"], "Dense_1": last}}
+    return base._replace(params=params, y_mean=y_mean, y_std=np.ones(ds + 4, np.float32),
+                         keys=("reward", "terminated"), split=True, terminal=rule)

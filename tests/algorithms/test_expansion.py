@@ -6,7 +6,7 @@ import pytest
 from resolvent.algorithms import expansion
 from resolvent.algorithms.expansion import STATES, Rollouts, along_q, expand, expanded_q, rollout_bytes
 from resolvent.rewards import probes
-from onestep_models import drift_model, ensemble
+from onestep_models import drift_model, ensemble, goal_model
 
 GAMMA = 0.9
 
@@ -50,6 +50,22 @@ def test_termination_discounts_the_rest():
     one = lambda f: np.ones(len(f["obs"]), np.float32)  # noqa: E731
     q = expanded_q(e, one, lambda s, a: np.zeros((1, len(s))), GAMMA)
     np.testing.assert_allclose(q[0], sum((GAMMA * 0.75) ** t for t in range(3)) * np.ones(3), rtol=1e-6)
+
+
+def test_a_termination_rule_ends_the_rollout_where_it_crosses_and_pays_once():
+    """s_t = 0.3 t from 0 under a split model: the step from 0.9 to 1.2 crosses the goal (1), the
+    rule ends it there, and a goal indicator is paid once, at that step; the stored reward pays
+    its going-on part before and its ending part then; nothing after, and no tail."""
+    rule = lambda f: (f["next_obs"][:, 0] >= 1.0).astype(np.float32)  # noqa: E731
+    obs, act = np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32)
+    e = expand(goal_model(np.array([0.3], np.float32), -1.0, 10.0, rule), lambda s: np.zeros_like(s), obs, act, 8)
+    np.testing.assert_array_equal(e.alive[:, 0], [1, 1, 1, 1, 0, 0, 0, 0, 0])
+    np.testing.assert_array_equal(e.steps["terminated"][:, 0], [0, 0, 0, 1, 1, 1, 1, 1])
+    tail = lambda s, a: np.full((1, len(s)), 1e6)  # noqa: E731 - never reached: the episode ended
+    goal = expanded_q(e, rule, tail, GAMMA)
+    np.testing.assert_allclose(goal, [[GAMMA ** 3]], rtol=1e-6)
+    stored = expanded_q(e, lambda f: f["reward"], tail, GAMMA)
+    np.testing.assert_allclose(stored, [[-1 - GAMMA - GAMMA ** 2 + 10 * GAMMA ** 3]], rtol=1e-6)
 
 
 def test_linear_monotone_and_constant_exact():

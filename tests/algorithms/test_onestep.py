@@ -124,3 +124,95 @@ def test_a_quadratic_of_the_action_is_computed_not_predicted():
     np.testing.assert_allclose(np.asarray(pred["ctrl"]), -0.5 * a[:, 0] ** 2 + 0.1 * a[:, 0], atol=1e-5)
     again = onestep.predict(onestep.from_arrays(onestep.to_arrays(model)), np.zeros((4, 2), np.float32), a)
     np.testing.assert_array_equal(np.asarray(again["ctrl"]), np.asarray(pred["ctrl"]))
+
+
+def goal_data(n=4000, seed=0):
+    """s' = s + a on a line, the episode ending where s' reaches 1, which pays 10; every step
+    costs a^2: r = 10 terminated - a^2. A noisy behaviour: a ~ U(-0.3, 0.3)."""
+    rng = np.random.default_rng(seed)
+    obs = rng.uniform(-1, 1, (n, 1)).astype(np.float32)
+    action = rng.uniform(-0.3, 0.3, (n, 1)).astype(np.float32)
+    nxt = obs + action
+    end = (nxt[:, 0] >= 1.0).astype(np.float32)
+    return {"obs": obs, "action": action, "next_obs": nxt, "reward": 10.0 * end - action[:, 0] ** 2,
+            "terminated": end}
+
+
+def goal_rule(f):
+    return (f["next_obs"][:, 0] >= 1.0).astype(np.float32)
+
+
+def fitted_split(data, steps=1500, rule=goal_rule):
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    config = onestep.OneStepConfig(hidden=(32, 32), steps=steps, ensemble=1, keep=0)
+    model = onestep.fit(config, jax.random.PRNGKey(0), data, x.mean(0), x.std(0), split=True)
+    return model._replace(terminal=rule)
+
+
+def test_a_split_model_ends_by_the_rule_and_pays_what_an_ending_pays():
+    """Fitted split, the flag is the rule's at the model's own next state (0 or 1, never a share),
+    and the reward is the going-on part or the ending part with it: both are quadratics of the
+    action on their own rows, so computed exactly."""
+    data = goal_data()
+    model = fitted_split(data)
+    assert model.split and model.keys == ("reward", "terminated")
+    test = goal_data(2000, seed=1)
+    pred = {k: np.asarray(v) for k, v in onestep.predict(model, test["obs"], test["action"]).items()}
+    np.testing.assert_array_equal(pred["terminated"], goal_rule(pred))
+    assert set(np.unique(pred["terminated"])) == {0.0, 1.0}
+    np.testing.assert_allclose(pred["reward"], 10.0 * pred["terminated"] - test["action"][:, 0] ** 2, atol=1e-4)
+    # where the model's next state and the system's agree about the goal, so do flag and reward
+    same = goal_rule(pred) == test["terminated"]
+    assert same.mean() > 0.98
+    np.testing.assert_allclose(pred["reward"][same], test["reward"][same], atol=1e-4)
+
+
+def test_a_split_model_saves_and_loads_without_its_rule():
+    data = goal_data(1000)
+    model = fitted_split(data, steps=30)
+    back = onestep.from_arrays(onestep.to_arrays(model))
+    assert back.split and back.terminal is None
+    with pytest.raises(ValueError, match="fitted for a termination rule, and none is set"):
+        onestep.predict(back, data["obs"], data["action"])
+    back = back._replace(terminal=goal_rule)
+    for k in ("next_obs", "reward", "terminated"):
+        np.testing.assert_array_equal(np.asarray(onestep.predict(back, data["obs"], data["action"])[k]),
+                                      np.asarray(onestep.predict(model, data["obs"], data["action"])[k]))
+    plain = onestep.from_arrays(onestep.to_arrays(fitted(steps=30)[0]))
+    assert not plain.split and "onestep_split" not in onestep.to_arrays(plain)
+
+
+@pytest.mark.parametrize("rule, message", [
+    (lambda f: f["next_obs"][:, 0] >= 1.0, None),                              # booleans are 0 and 1
+    (lambda f: 2.0 + 0 * f["next_obs"][:, 0], r"outside \[0, 1\]"),
+    (lambda f: f["next_obs"] >= 1.0, r"termination rule returned shape \(2, 1\)"),
+    (lambda f: f["reward"] > 0, "termination rule asked for 'reward'"),
+    (lambda f: 1 / 0, "termination rule failed on the one-step model's transitions: ZeroDivisionError"),
+])
+def test_bad_termination_rules_are_named(rule, message):
+    model = fitted_split(goal_data(500), steps=10, rule=rule)
+    obs, action = np.array([[0.95], [0.1]], np.float32), np.array([[0.3], [0.0]], np.float32)
+    if message is None:
+        onestep.predict(model, obs, action)
+        return
+    with pytest.raises(ValueError, match=message):
+        onestep.predict(model, obs, action)
+
+
+def test_a_split_fit_needs_the_data_to_show_an_ending():
+    data = goal_data(500)
+    config = onestep.OneStepConfig(hidden=(8,), steps=10, ensemble=1, keep=0)
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    with pytest.raises(ValueError, match="does not store"):
+        onestep.fit(config, jax.random.PRNGKey(0), {k: v for k, v in data.items() if k != "terminated"},
+                    x.mean(0), x.std(0), split=True)
+    with pytest.raises(ValueError, match="no transition of the dataset terminates"):
+        onestep.fit(config, jax.random.PRNGKey(0), {**data, "terminated": 0 * data["terminated"]},
+                    x.mean(0), x.std(0), split=True)
+
+
+def test_the_rule_checked_against_the_data():
+    data = goal_data(500)
+    assert onestep.rule_disagreement(goal_rule, data) == (0, 500)
+    wrong, n = onestep.rule_disagreement(lambda f: (f["next_obs"][:, 0] >= 0.9).astype(np.float32), data)
+    assert n == 500 and wrong == int(((data["next_obs"][:, 0] >= 0.9) & (data["next_obs"][:, 0] < 1.0)).sum()) > 0

@@ -75,3 +75,19 @@ def test_a_damaged_file_is_fitted_again(home, monkeypatch):
     for a, b in zip(leaves(first), leaves(again), strict=True):
         np.testing.assert_array_equal(a, b)
     assert policy_refs.cached_model(path) is not None   # written again, whole
+
+
+def test_a_termination_rule_fits_split_attaches_the_rule_and_names_disagreement(home):
+    feats, mean, std = data()
+    feats["terminated"] = (feats["next_obs"][:, 0] > 1.0).astype(np.float32)
+    rule = lambda f: (f["next_obs"][:, 0] > 1.0).astype(np.float32)  # noqa: E731
+    model = fit_data_model(CONFIG, 0, feats, mean, std, rule)
+    assert model.split and model.terminal is rule
+    assert fit_tag(CONFIG, 0, feats, mean, std, True) != fit_tag(CONFIG, 0, feats, mean, std)
+    loose = lambda f: (f["next_obs"][:, 0] > 0.9).astype(np.float32)  # noqa: E731
+    wrong = int(((feats["next_obs"][:, 0] > 0.9) & (feats["next_obs"][:, 0] <= 1.0)).sum())
+    with pytest.warns(UserWarning, match=f"disagrees with the dataset's `terminated` flag on {wrong} of 200"):
+        again = fit_data_model(CONFIG, 0, feats, mean, std, loose)
+    assert again.terminal is loose and len(list(home.glob("*.npz"))) == 1   # the same fit, loaded
+    with pytest.raises(ValueError, match="no transition of the dataset terminates"):
+        fit_data_model(CONFIG, 0, {**feats, "terminated": 0 * feats["terminated"]}, mean, std, rule)
