@@ -36,10 +36,12 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
-    ground truth (default: the dataset's). ``terminal``: the environment's termination rule, where
-    known, a callable of a transition's ``obs``, ``action``, ``next_obs`` returning 1 where it ends
-    and 0 where it goes on (or ``"MODULE:ATTR"``): the one-step model's rollouts end by it, and what
-    an ending pays is learned from the data's terminal transitions. ``config``: any other
+    ground truth (default: the dataset's). ``terminal``: the environment's termination rule, a
+    callable of a transition's ``obs``, ``action``, ``next_obs`` returning 1 where it ends and 0
+    where it goes on, ``"MODULE:ATTR"``, ``"none"``, or ``"auto"`` (the default: the rule
+    ``resolvent/endings.py`` knows for the dataset's environment, where the data agrees with it):
+    the one-step model's rollouts end by it, and what an ending pays is learned from the data's
+    terminal transitions. ``config``: any other
     ``EvaluateConfig`` field (``m``, ``n_initial``, ...). ``resume=True`` continues a killed run in ``out`` with its own
     configuration (give the same callables again; any option given must agree with the run's,
     and the policy's actions must be the same).
@@ -67,7 +69,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     dataset_id = dataset if isinstance(dataset, str) else dataset.spec.dataset_id
     policy_ref = policy if isinstance(policy, str) else None
     probes_ref = str(probes) if isinstance(probes, (str, Path)) else None
-    terminal_ref = terminal if isinstance(terminal, str) else None
+    terminal_ref = terminal if isinstance(terminal, str) or terminal is None else "callable"   # given here, not saved
     if resume:
         run = RunDir(out)
         try:
@@ -90,14 +92,16 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         log_every = config.pop("log_every", math.gcd(steps, EvaluateConfig.log_every) or 1)
         cfg = EvaluateConfig.preset(
             preset or "default", family=None, data=dataset_id, policy=policy_ref, env=env, probes=probes_ref,
-            terminal=terminal_ref, methods=methods or ("auto",), steps=steps, seeds=1 if seeds is None else seeds,
+            terminal=terminal_ref or "auto", methods=methods or ("auto",), steps=steps,
+            seeds=1 if seeds is None else seeds,
             log_every=log_every,
             checkpoint_every=config.pop("checkpoint_every",
                                         log_every * max(1, EvaluateConfig.checkpoint_every // log_every)), **config)
     if all(m == "fqe" for m in cfg.methods):
         raise ValueError("fit returns an operator model; this run trains only 'fqe', the per-reward oracle")
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
-                            probes=None if probes_ref else probes, terminal=None if terminal_ref else terminal)
+                            probes=None if probes_ref else probes,
+                            terminal=terminal if callable(terminal) else None)
     results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
     chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
     model = load(out, chosen)

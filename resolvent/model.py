@@ -493,13 +493,13 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
         model.stretches = load_stretches(models)
         model.peers = tuple(OperatorModel.load(models, m) for m in config.get("methods", ())   # the run's operators
                             if m not in ("fqe", base) and (models / f"{m}.json").is_file())
-    attach_rule(model, run_rule(run_dir))
     return model
 
 
 def attach_rule(model: OperatorModel, rule: Callable | None) -> None:
     """The environment's termination rule, set on the model's and its peers' one-step models
-    where they were fitted for one (``onestep.OneStepModel.split``)."""
+    where they were fitted for one (``onestep.OneStepModel.split``): a rule given in Python, which
+    a saved model does not hold (one named MODULE:ATTR it does)."""
     for m in (model, *model.peers):
         if m.onestep is not None and m.onestep.split:
             m.onestep = m.onestep._replace(terminal=rule)
@@ -558,34 +558,11 @@ class RunPolicy:
 
 def run_policy(run_dir: str | Path) -> RunPolicy | None:
     """The target policy a run's config.json names, or None (a policy given in Python)."""
-    cfg = run_config(run_dir)
+    path = Path(run_dir) / "config.json"
+    try:
+        cfg = json.loads(path.read_text()) if path.is_file() else {}
+    except json.JSONDecodeError:
+        return None
     if cfg.get("data") is None and cfg.get("family"):
         return RunPolicy(cfg["family"], None)
     return RunPolicy(None, cfg["policy"]) if cfg.get("policy") else None
-
-
-class RunRule:
-    """A run's termination rule ``MODULE:ATTR``, resolved at its first call (``onestep.Terminal``)."""
-
-    def __init__(self, ref: str):
-        self.ref, self._rule = ref, None
-
-    def __call__(self, features):
-        if self._rule is None:
-            self._rule = load_object(self.ref, "termination rule")
-        return self._rule(features)
-
-
-def run_rule(run_dir: str | Path) -> RunRule | None:
-    """The termination rule a run's config.json names, or None (none, or one given in Python)."""
-    ref = run_config(run_dir).get("terminal")
-    return RunRule(ref) if ref else None
-
-
-def run_config(run_dir: str | Path) -> dict:
-    """A run's config.json as written ({} where there is none or it cannot be read)."""
-    path = Path(run_dir) / "config.json"
-    try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except json.JSONDecodeError:
-        return {}

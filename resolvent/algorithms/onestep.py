@@ -43,7 +43,7 @@ of 9 probes within 1.5x of per-reward FQE at the same points.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping, NamedTuple
+from typing import Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -51,10 +51,10 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from resolvent.data.user import load_object
+from resolvent.endings import Terminal
 from resolvent.operators.networks import MLP
 from resolvent.rewards.probes import evaluate_reward
-
-Terminal = Callable[[Mapping], object]   # a transition's (obs, action, next_obs) -> (n,) 1 where it ends, else 0
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,8 @@ class OneStepModel(NamedTuple):
     #                                   NaN rows for those the network predicts (None: a model saved before)
     split: bool = False               # every scalar predicted for a transition that goes on and one that
     #                                   ends (2k columns, ``scalar_low``, ``exact`` too), blended by ``terminal``
-    terminal: Terminal | None = None  # the environment's termination rule (a split model's; not saved)
+    terminal: Terminal | None = None  # the environment's termination rule (a split model's; saved by its name
+    #                                   where it has one, a ``RuleRef``)
 
     @property
     def members(self) -> int:
@@ -103,6 +104,19 @@ class OneStepModel(NamedTuple):
     def kept(self) -> int:
         """m: the members a rollout keeps per point (``kept_members``)."""
         return kept_members(self.keep, self.members)
+
+
+class RuleRef:
+    """A termination rule named ``MODULE:ATTR`` (or ``FILE.py:ATTR``), imported at its first call:
+    a saved model names its rule by ``ref``."""
+
+    def __init__(self, ref: str):
+        self.ref, self._rule = ref, None
+
+    def __call__(self, features):
+        if self._rule is None:
+            self._rule = load_object(self.ref, "termination rule")
+        return self._rule(features)
 
 
 def kept_members(keep: int, members: int) -> int:
@@ -292,8 +306,8 @@ def transition(model: OneStepModel, obs, action, y) -> dict:
 def terminal_flags(rule: Terminal | None, features: Mapping, what: str = "one-step model's transitions") -> jax.Array:
     """d (n,) = rule(features), checked: one value per transition, each within [0, 1]."""
     if rule is None:
-        raise ValueError("this one-step model was fitted for a termination rule, and none is set: give the run's "
-                         "rule again (model.onestep = model.onestep._replace(terminal=rule))")
+        raise ValueError("this one-step model was fitted for a termination rule, and none is set (one given in "
+                         "Python is not saved): model.onestep = model.onestep._replace(terminal=rule)")
     d = evaluate_reward(rule, features, what, "termination rule")
     if not bool(jnp.all((d >= 0.0) & (d <= 1.0))):
         raise ValueError(f"termination rule returned values outside [0, 1] on the {what} "
@@ -356,7 +370,8 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             **({f"{prefix}scalar_low": model.scalar_low, f"{prefix}scalar_high": model.scalar_high}
                if model.scalar_low is not None else {}),
             **({f"{prefix}exact": model.exact} if model.exact is not None else {}),
-            **({f"{prefix}split": np.bool_(True)} if model.split else {})}
+            **({f"{prefix}split": np.bool_(True)} if model.split else {}),
+            **({f"{prefix}terminal": np.array(model.terminal.ref)} if isinstance(model.terminal, RuleRef) else {})}
 
 
 def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> OneStepModel | None:
@@ -376,4 +391,5 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
                         tuple(int(h) for h in arrays[f"{prefix}hidden"]), arrays.get(f"{prefix}low"),
                         arrays.get(f"{prefix}high"), int(arrays.get(f"{prefix}keep", 0)),
                         arrays.get(f"{prefix}scalar_low"), arrays.get(f"{prefix}scalar_high"),
-                        arrays.get(f"{prefix}exact"), bool(arrays.get(f"{prefix}split", False)))
+                        arrays.get(f"{prefix}exact"), bool(arrays.get(f"{prefix}split", False)),
+                        RuleRef(str(arrays[f"{prefix}terminal"])) if f"{prefix}terminal" in arrays else None)

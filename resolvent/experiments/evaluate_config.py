@@ -31,6 +31,8 @@ REF_ACTIONS = ("data", "half-policy")
 TRUST = ("auto", "on", "off")   # the trust report: auto is on for a dataset of one's own and for method auto
 ABSORBING = ("auto", "on", "off")   # attention's absorbing-state slot
 ORACLE_REWARDS = ("test", "probe")   # the reward set method fqe (the per-reward oracle) is trained on
+TERMINAL_CHOICES = ("auto", "none", "callable")   # the termination rule besides a MODULE:ATTR: the registered one,
+#                                                  none, or a callable given to resolvent.fit (not saved)
 ORACLES = ("run", "dope")   # the oracle's recipe: the run's FQE config, or DOPE's (algorithms/fqe.py: dope)
 
 
@@ -60,8 +62,10 @@ class EvaluateConfig:
     policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
-    terminal: str | None = None        # with ``data``: the environment's termination rule, MODULE:ATTR, 1 where
-    #                                    a transition (obs, action, next_obs) ends: the one-step model ends by it
+    terminal: str = "auto"             # with ``data``: the environment's termination rule, 1 where a transition
+    #                                    (obs, action, next_obs) ends, which the one-step model ends by: MODULE:ATTR,
+    #                                    none, auto (resolvent/endings.py's for the dataset's environment, where the
+    #                                    data's flag agrees with it), or callable (one given to resolvent.fit)
     methods: tuple[str, ...] = DEFAULT_METHODS  # networks (and the fqe oracle) to train; "auto":
     #                                    AUTO_CANDIDATES, keeping the one the trust report favours
     seeds: int = 3                     # network seeds, trained at once (vmapped)
@@ -125,7 +129,8 @@ class EvaluateConfig:
         if self.data is None:
             get_family(self.family)
             check_kind(self.dataset)
-            own = [k for k in ("policy", "env", "probes", "terminal") if getattr(self, k) is not None]
+            own = [k for k in ("policy", "env", "probes") if getattr(self, k) is not None]
+            own += ["terminal"] if self.terminal not in TERMINAL_CHOICES else []
             if own:
                 raise ValueError(f"{own} go with a dataset of one's own (data=...), not a family")
         elif self.family is not None:
@@ -166,6 +171,8 @@ class EvaluateConfig:
             raise ValueError(f"absorbing must be auto, on or off, got {self.absorbing!r}")
         if self.ref_actions not in REF_ACTIONS:
             raise ValueError(f"unknown ref_actions {self.ref_actions!r}; known: {list(REF_ACTIONS)}")
+        if not isinstance(self.terminal, str) or (self.terminal not in TERMINAL_CHOICES and ":" not in self.terminal):
+            raise ValueError(f"terminal must be auto, none, callable or a rule's MODULE:ATTR, got {self.terminal!r}")
         if self.trust not in TRUST:
             raise ValueError(f"trust must be auto, on or off, got {self.trust!r}")
         if not 0 <= self.auto_tie < float("inf"):

@@ -4,13 +4,16 @@ target policy's fingerprint that a resumed run is checked against."""
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
 
+from resolvent.algorithms.onestep import RuleRef, rule_disagreement
 from resolvent.data import load_transitions
 from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes, named_rewards
+from resolvent.endings import rule_name, terminal_for
 from resolvent.envs import make_env
 from resolvent.evaluation import GroundTruth, load_points
 from resolvent.experiments.evaluate_config import EvaluateConfig
@@ -34,7 +37,7 @@ class Source:
     rewards: dict[str, Rewards]  # "train", "test", "probe" -> named rewards
     points: dict[str, GroundTruth]  # point kind -> Monte-Carlo ground truth ({}: no environment builds)
     fingerprint: str | None = None  # the target policy's actions' hash (a callable's: checked on resume)
-    terminal: Callable | None = None  # the environment's termination rule, where given (``onestep.Terminal``)
+    terminal: Callable | None = None  # the environment's termination rule, where one is known (``endings.Terminal``)
 
     @property
     def gt(self) -> GroundTruth | None:
@@ -78,9 +81,9 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
     if spec.env_id is not None:
         points = load_points(spec, actor, cfg.points_config(), fingerprint, data)
     probes = probes or (list(load_probes(cfg.probes).items()) if cfg.probes else [])
-    if terminal is None and cfg.terminal is not None:
-        terminal = load_object(cfg.terminal, "termination rule")
-    if terminal is not None and not callable(terminal):
+    if terminal is None:
+        terminal = config_terminal(cfg.terminal, spec.env_id, data)
+    elif not callable(terminal):
         raise ValueError(f"the termination rule must be a callable of a transition (obs, action, next_obs), "
                          f"got {type(terminal).__name__}")
     return Source(spec.name, spec, data, actor, {"train": train, "test": [], "probe": probes}, points, fingerprint,
@@ -90,6 +93,39 @@ def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict
 def config_source(cfg: EvaluateConfig) -> Source:
     """The source a run's configuration names: its family's, or its dataset's."""
     return family_source(cfg) if cfg.data is None else dataset_source(cfg)
+
+
+def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | None:
+    """The termination rule ``choice`` names (``EvaluateConfig.terminal``): MODULE:ATTR, none, or
+    auto: the registered rule of ``env_id`` (``resolvent/endings.py``) where the data terminates
+    and its ``terminated`` flag agrees with the rule on every transition (else none, with a
+    warning where they disagree)."""
+    if choice == "none":
+        return None
+    if choice == "callable":
+        raise ValueError("this run's termination rule was a callable given to resolvent.fit, which a run does not "
+                         "save: give it again (resolvent.fit(..., terminal=rule, resume=True))")
+    if choice != "auto":
+        rule = RuleRef(choice)
+        rule(transition_rows(data, 2))     # imported now: a wrong name is one clear error before any training
+        return rule
+    known = terminal_for(env_id)
+    if known is None or not np.any(np.asarray(data.get("terminated", 0)) > 0.5):
+        return None
+    rule = RuleRef(rule_name(known))
+    wrong, n = rule_disagreement(rule, data)
+    if wrong:
+        warnings.warn(f"{env_id}'s termination rule (resolvent/endings.py) disagrees with the dataset's `terminated` "
+                      f"flag on {wrong} of {n} transitions (an environment made with other arguments?): not used; "
+                      f"the one-step model learns the flag (give terminal=MODULE:ATTR for a rule of your own)",
+                      stacklevel=2)
+        return None
+    return rule
+
+
+def transition_rows(data: dict, n: int) -> dict:
+    """The first n transitions' obs, action and next_obs (what a termination rule reads)."""
+    return {k: np.asarray(data[k][:n], np.float32) for k in ("obs", "action", "next_obs")}
 
 
 def policy_fingerprint(policy: Callable, obs: np.ndarray) -> str:

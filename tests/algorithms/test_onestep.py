@@ -167,9 +167,14 @@ def test_a_split_model_ends_by_the_rule_and_pays_what_an_ending_pays():
     np.testing.assert_allclose(pred["reward"][same], test["reward"][same], atol=1e-4)
 
 
-def test_a_split_model_saves_and_loads_without_its_rule():
+def test_a_split_model_saves_its_rule_by_name_and_not_a_python_one():
     data = goal_data(1000)
     model = fitted_split(data, steps=30)
+    named = model._replace(terminal=onestep.RuleRef(f"{__file__}:goal_rule"))
+    again = onestep.from_arrays(onestep.to_arrays(named))
+    assert isinstance(again.terminal, onestep.RuleRef) and again.terminal.ref == named.terminal.ref
+    np.testing.assert_array_equal(np.asarray(onestep.predict(again, data["obs"], data["action"])["reward"]),
+                                  np.asarray(onestep.predict(model, data["obs"], data["action"])["reward"]))
     back = onestep.from_arrays(onestep.to_arrays(model))
     assert back.split and back.terminal is None
     with pytest.raises(ValueError, match="fitted for a termination rule, and none is set"):

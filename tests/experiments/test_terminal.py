@@ -1,6 +1,7 @@
 """A terminating dataset of one's own with its environment's termination rule (MountainCar): the
-rule goes from the command line or ``resolvent.fit`` into the run's one-step model, which is
-fitted split, and ``resolvent.load`` gives it back from the run's configuration."""
+rule, the registered one by default, named on the command line or given to ``resolvent.fit``,
+goes into the run's one-step model, which is fitted split, and ``resolvent.load`` gives it back
+with the saved model (a rule named MODULE:ATTR; one given in Python is asked for again)."""
 import json
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ import resolvent
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.cli import main
 from resolvent.experiments.evaluate import EvaluateConfig
-from resolvent.model import RunRule
+from resolvent.algorithms.onestep import RuleRef
+from resolvent.experiments.sources import config_terminal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples import mountaincar  # noqa: E402
@@ -34,19 +36,30 @@ def goal(f):
     return (f["next_obs"][:, 0] >= 0.45).astype(np.float32)
 
 
-def test_the_rule_from_the_command_line_and_back_from_the_run(dataset, tmp_path):
-    run = tmp_path / "r"
+def evaluate(tmp_path, name, *terminal):
+    run = tmp_path / name
     res = CliRunner().invoke(main, ["evaluate", "--data", mountaincar.DATASET_ID, "--policy",
-                                    "examples/mountaincar.py:policy", "--terminal", "examples/mountaincar.py:terminal",
-                                    "--methods", "fb", *TINY, "--out", str(run)])
+                                    "examples/mountaincar.py:policy", *terminal, "--methods", "fb", *TINY,
+                                    "--out", str(run)])
     assert res.exit_code == 0, res.output
-    assert json.loads((run / "config.json").read_text())["terminal"] == "examples/mountaincar.py:terminal"
+    return run
+
+
+@pytest.mark.parametrize("terminal, ref", [((), "resolvent.endings:mountaincar"),
+                                           (("--terminal", "examples/mountaincar.py:terminal"),
+                                            "examples/mountaincar.py:terminal"),
+                                           (("--terminal", "none"), None)])
+def test_the_rule_from_the_command_line_and_back_with_the_model(dataset, tmp_path, terminal, ref):
+    run = evaluate(tmp_path, "r", *terminal)
     model = resolvent.load(run, "fb+k3")
-    assert model.onestep.split and isinstance(model.onestep.terminal, RunRule)
     obs = np.array([[0.44, 0.05], [-0.5, 0.0]], np.float32)
+    e = model.expansion(obs, mountaincar.policy(obs), 3)
+    if ref is None:
+        assert not model.onestep.split and model.onestep.terminal is None
+        return
+    assert model.onestep.split and isinstance(model.onestep.terminal, RuleRef) and model.onestep.terminal.ref == ref
     q = model.q_values(goal, obs, mountaincar.policy(obs))
     assert q.shape == (2,) and np.all(np.isfinite(q))
-    e = model.expansion(obs, mountaincar.policy(obs), 3)
     assert set(np.unique(e.steps["terminated"])) <= {0.0, 1.0}   # the rule's, never a share
 
 
@@ -62,7 +75,7 @@ def test_the_rule_from_python(dataset, tmp_path):
                           log_every=20, checkpoint_every=20, m=16, n_initial=4, eval_points=("reset",),
                           gt_tol=1e-2, trust="off", stretches=0)
     assert model.onestep.split and model.onestep.terminal is rule and calls
-    assert json.loads((tmp_path / "p" / "config.json").read_text())["terminal"] is None
+    assert json.loads((tmp_path / "p" / "config.json").read_text())["terminal"] == "callable"
     again = resolvent.load(tmp_path / "p", "fb+k3")       # a rule given in Python is not saved: named when needed
     again.target_policy = mountaincar.policy
     obs = np.array([[-0.5, 0.0]], np.float32)
@@ -75,11 +88,31 @@ def test_bad_rules(dataset, tmp_path):
                                     "examples/mountaincar.py:policy", "--terminal", "examples/mountaincar.py:nothing",
                                     "--methods", "fb", *TINY, "--out", str(tmp_path / "a")])
     assert res.exit_code != 0 and "has no attribute 'nothing' (the termination rule)" in res.output
+    assert not (tmp_path / "a" / "models").exists()          # named before any training
     with pytest.raises(ValueError, match="go with a dataset of one's own"):
         EvaluateConfig(family="pendulum-angle", terminal="examples/mountaincar.py:terminal")
+    with pytest.raises(ValueError, match="terminal must be auto, none, callable or a rule's MODULE:ATTR"):
+        EvaluateConfig(family=None, data=mountaincar.DATASET_ID, policy="examples/mountaincar.py:policy",
+                       terminal="yes")
+    with pytest.raises(ValueError, match="callable given to resolvent.fit"):
+        config_terminal("callable", mountaincar.ENV_ID, {})
     with pytest.warns(UserWarning, match="disagrees with the dataset's `terminated` flag"):
         resolvent.fit(dataset, mountaincar.policy, out=tmp_path / "b", method="fb", plot=False,
                       terminal=lambda f: (f["next_obs"][:, 0] >= 0.3).astype(np.float32),
                       onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(3,), steps=20, seeds=1, log_every=20,
                       checkpoint_every=20, m=16, n_initial=4, eval_points=("reset",), gt_tol=1e-2, trust="off",
                       stretches=0)
+
+
+def test_the_registered_rule_only_where_the_data_agrees():
+    rng = np.random.default_rng(0)
+    nxt = rng.uniform([-1.2, -0.07], [0.6, 0.07], (200, 2)).astype(np.float32)
+    data = {"obs": nxt, "action": np.zeros((200, 1), np.float32), "next_obs": nxt,
+            "terminated": ((nxt[:, 0] >= 0.45) & (nxt[:, 1] >= 0)).astype(np.float32)}
+    rule = config_terminal("auto", mountaincar.ENV_ID, data)
+    assert rule.ref == "resolvent.endings:mountaincar"
+    assert config_terminal("auto", "Pendulum-v1", data) is None                        # none registered
+    assert config_terminal("auto", mountaincar.ENV_ID, {**data, "terminated": 0 * data["terminated"]}) is None
+    with pytest.warns(UserWarning, match=r"MountainCarContinuous-v0's termination rule .* disagrees .* not used"):
+        assert config_terminal("auto", mountaincar.ENV_ID, {**data, "terminated": 1 - data["terminated"]}) is None
+    assert config_terminal("none", mountaincar.ENV_ID, data) is None
