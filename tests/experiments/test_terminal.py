@@ -76,6 +76,8 @@ def test_the_rule_from_python(dataset, tmp_path):
                           gt_tol=1e-2, trust="off", stretches=0)
     assert model.onestep.split and model.onestep.terminal is rule and calls
     assert json.loads((tmp_path / "p" / "config.json").read_text())["terminal"] == "callable"
+    with pytest.raises(ValueError, match="callable given to resolvent.fit, which a run does not save: give it again"):
+        resolvent.fit(dataset, mountaincar.policy, out=tmp_path / "p", resume=True, plot=False)
     again = resolvent.load(tmp_path / "p", "fb+k3")       # a rule given in Python is not saved: named when needed
     again.target_policy = mountaincar.policy
     obs = np.array([[-0.5, 0.0]], np.float32)
