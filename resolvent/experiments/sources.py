@@ -99,7 +99,7 @@ def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | No
     """The termination rule ``choice`` names (``EvaluateConfig.terminal``): MODULE:ATTR, none, or
     auto: the registered rule of ``env_id`` (``resolvent/endings.py``) where the data terminates
     and its ``terminated`` flag agrees with the rule on every transition (else none, with a
-    warning where they disagree)."""
+    warning where the data terminates and no rule is known or it disagrees)."""
     if choice == "none":
         return None
     if choice == "callable":
@@ -109,8 +109,14 @@ def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | No
         rule = RuleRef(choice)
         rule(transition_rows(data, 2))     # imported now: a wrong name is one clear error before any training
         return rule
+    if not np.any(np.asarray(data.get("terminated", 0)) > 0.5):
+        return None
     known = terminal_for(env_id)
-    if known is None or not np.any(np.asarray(data.get("terminated", 0)) > 0.5):
+    if known is None:
+        warnings.warn(f"the dataset's episodes terminate, and no termination rule is known for {env_id or 'its'} "
+                      f"environment: the one-step model learns the flag from (s, a), which is soft where a step "
+                      f"crosses into an ending (a goal bonus then paid about twice); give terminal=MODULE:ATTR, "
+                      f"1 where a transition (obs, action, next_obs) ends, if you know the rule", stacklevel=2)
         return None
     rule = RuleRef(rule_name(known))
     wrong, n = rule_disagreement(rule, data)

@@ -113,7 +113,8 @@ def test_the_registered_rule_only_where_the_data_agrees():
             "terminated": ((nxt[:, 0] >= 0.45) & (nxt[:, 1] >= 0)).astype(np.float32)}
     rule = config_terminal("auto", mountaincar.ENV_ID, data)
     assert rule.ref == "resolvent.endings:mountaincar"
-    assert config_terminal("auto", "Pendulum-v1", data) is None                        # none registered
+    with pytest.warns(UserWarning, match="no termination rule is known for Unknown-v0 environment"):
+        assert config_terminal("auto", "Unknown-v0", data) is None                     # none registered
     assert config_terminal("auto", mountaincar.ENV_ID, {**data, "terminated": 0 * data["terminated"]}) is None
     with pytest.warns(UserWarning, match=r"MountainCarContinuous-v0's termination rule .* disagrees .* not used"):
         assert config_terminal("auto", mountaincar.ENV_ID, {**data, "terminated": 1 - data["terminated"]}) is None
