@@ -331,7 +331,8 @@ class OperatorModel:
                             for m in (self, *self.peers)])                     # (M, b)
         e_op = answers.var(0)                                                  # (b,)
         if not self.spread_checks():
-            tag = (id(self.onestep.params), self.onestep.keep, id(self.target_policy), id(self.stretches))
+            tag = (id(self.onestep.params), self.onestep.keep, id(self.onestep.terminal), id(self.target_policy),
+                   id(self.stretches))
             if self._validation is None or self._validation[0] != tag:   # reward-independent: once
                 self._validation = (tag, validate(self.onestep, self.target_policy, self.stretches))
             e_model = model_errors(self._validation[1], self.stretches, reward, candidates, self.gamma)[:, None]

@@ -218,7 +218,7 @@ class Rollouts:
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
             horizon: int) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
-        tag = (id(model.params), model.keep, id(policy), obs.shape, action.shape,
+        tag = (id(model.params), model.keep, id(model.terminal), id(policy), obs.shape, action.shape,
                hash(obs.tobytes()), hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made

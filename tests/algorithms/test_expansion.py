@@ -66,6 +66,12 @@ def test_a_termination_rule_ends_the_rollout_where_it_crosses_and_pays_once():
     np.testing.assert_allclose(goal, [[GAMMA ** 3]], rtol=1e-6)
     stored = expanded_q(e, lambda f: f["reward"], tail, GAMMA)
     np.testing.assert_allclose(stored, [[-1 - GAMMA - GAMMA ** 2 + 10 * GAMMA ** 3]], rtol=1e-6)
+    # another rule on the same fitted model is another rollout, not the one kept for the first
+    model, rollouts = goal_model(np.array([0.3], np.float32), -1.0, 10.0, rule), Rollouts()
+    zero = lambda s: np.zeros_like(s)  # noqa: E731
+    assert rollouts.get(model, zero, obs, act, 8).alive[4, 0] == 0
+    later = model._replace(terminal=lambda f: (f["next_obs"][:, 0] >= 1.5).astype(np.float32))
+    np.testing.assert_array_equal(rollouts.get(later, zero, obs, act, 8).alive[:, 0], [1, 1, 1, 1, 1, 0, 0, 0, 0])
 
 
 def test_linear_monotone_and_constant_exact():
