@@ -318,7 +318,7 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 @click.option("--rewards", "rewards_ref", default=None,
               help="the rewards: FILE.py:ATTR or MODULE:ATTR, a dict {name: callable over the transition quantities} "
-                   "[default: a family run's test rewards; a dataset run's own reward and probes]")
+                   "[default: a family run's test rewards and probes; a dataset run's own reward and probes]")
 @points_option("the run's evaluation points of --kind")
 @click.option("--kind", type=click.Choice(list(POINT_KINDS)), default="dataset", show_default=True,
               help="without --at: which of the run's evaluation points")
@@ -336,7 +336,7 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     from resolvent.data.user import load_object
     from resolvent.experiments.calibrate import calibrate as choose_per_reward
     from resolvent.experiments.calibrate import run_candidates
-    from resolvent.experiments.sources import config_source
+    from resolvent.experiments.sources import answered_rewards, config_source
     from resolvent.io import atomic_savez
 
     if m < 1:
@@ -349,7 +349,7 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     try:
         src = config_source(EvaluateConfig.from_dict(cfg)) if rewards_ref is None or at is None else None
         rewards = (load_object(rewards_ref, "rewards") if rewards_ref is not None
-                   else dict(src.rewards["test"] or src.rewards["train"] + src.rewards["probe"]))
+                   else dict(pair for named in answered_rewards(src).values() for pair in named))
         if at is not None:                              # the run's ds + da: its models' input size
             obs, act = read_points(at, len(resolvent.load(run_dir, run_candidates(run_dir)[0]).x_mean))
         elif kind not in src.points:

@@ -95,6 +95,13 @@ def config_source(cfg: EvaluateConfig) -> Source:
     return family_source(cfg) if cfg.data is None else dataset_source(cfg)
 
 
+def answered_rewards(src: Source) -> dict[str, Rewards]:
+    """The rewards a finished run is answered on by default (``resolvent calibrate``), by set: a
+    family's test rewards (a dataset of one's own has none: its own reward, the training set),
+    then the probes."""
+    return {s: src.rewards[s] for s in ("test" if src.rewards["test"] else "train", "probe")}
+
+
 def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | None:
     """The termination rule ``choice`` names (``EvaluateConfig.terminal``): MODULE:ATTR, none, or
     auto: the registered rule of ``env_id`` (``resolvent/endings.py``) where the data terminates

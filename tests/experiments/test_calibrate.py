@@ -8,7 +8,7 @@ from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.calibrate import (calibrate, choose, disagreement, labelled_points, run_candidates,
                                              simulator_truth)
-from resolvent.experiments.sources import family_source
+from resolvent.experiments.sources import answered_rewards, family_source
 
 TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
@@ -124,7 +124,9 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     res = CliRunner().invoke(main, ["calibrate", str(run), "-m", "3", "--out", str(out)])
     assert res.exit_code == 0, res.output
     gt = src.points["dataset"]
-    c = calibrate(run, dict(src.rewards["test"]), gt.obs0, gt.action0, m=3)   # the same seed, the same points
+    rewards = dict(pair for named in answered_rewards(src).values() for pair in named)   # test rewards, probes
+    assert len(rewards) == len(src.rewards["test"]) + len(src.rewards["probe"])
+    c = calibrate(run, rewards, gt.obs0, gt.action0, m=3)   # the same seed, the same points
     with np.load(out) as z:
         np.testing.assert_allclose(z["q"], c.q, rtol=1e-5)
         assert tuple(z["chosen"]) == c.chosen and list(z["labelled"]) == list(c.labelled)

@@ -21,7 +21,7 @@ import numpy as np
 from resolvent.experiments.calibrate import calibrate, run_candidates
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.rundir import RunDir
-from resolvent.experiments.sources import config_source
+from resolvent.experiments.sources import answered_rewards, config_source
 from resolvent.experiments.trust import choose_method
 
 
@@ -34,7 +34,7 @@ def main() -> None:
     run = RunDir(args.run)
     cfg = EvaluateConfig.from_dict(run.read_config())
     src = config_source(cfg)
-    sets = ("test" if src.rewards["test"] else "train", "probe")
+    sets = answered_rewards(src)
     candidates = run_candidates(args.run)
     try:
         auto = choose_method(run.read_results()["methods"], candidates, cfg.auto_tie)["chosen"]
@@ -45,8 +45,8 @@ def main() -> None:
     print("| points | rewards | best candidate | calibrate | auto | seconds | chosen |\n|---|---|---|---|---|---|---|")
     for kind in args.kinds:
         gt = src.points[kind]
-        for name in sets:
-            rewards = {f"{i}: {n}": r for i, (n, r) in enumerate(src.rewards[name])}   # names may repeat
+        for name, named in sets.items():
+            rewards = {f"{i}: {n}": r for i, (n, r) in enumerate(named)}   # names may repeat
             t0 = time.perf_counter()
             c = calibrate(args.run, rewards, gt.obs0, gt.action0, m=args.m, candidates=candidates)
             seconds = time.perf_counter() - t0
