@@ -62,10 +62,11 @@ class EvaluateConfig:
     policy: str | None = None          # with ``data``: the target policy, MODULE:ATTR or FILE.py:ATTR
     env: str | None = None             # with ``data``: the environment for ground truth [the dataset's]; "none"
     probes: str | None = None          # with ``data``: a Python file defining PROBES = {name: reward}
-    terminal: str = "auto"             # with ``data``: the environment's termination rule, 1 where a transition
-    #                                    (obs, action, next_obs) ends, which the one-step model ends by: MODULE:ATTR,
-    #                                    none, auto (resolvent/endings.py's for the dataset's environment, where the
-    #                                    data's flag agrees with it), or callable (one given to resolvent.fit)
+    terminal: str = "auto"             # the environment's termination rule, 1 where a transition (obs, action,
+    #                                    next_obs) ends, which the one-step model ends by: MODULE:ATTR, none, auto
+    #                                    (with ``data``: resolvent/endings.py's for its environment, where the data's
+    #                                    flag agrees with it; a family: none, as its grids were measured), or
+    #                                    callable (one given to resolvent.fit)
     methods: tuple[str, ...] = DEFAULT_METHODS  # networks (and the fqe oracle) to train; "auto":
     #                                    AUTO_CANDIDATES, keeping the one the trust report favours
     seeds: int = 3                     # network seeds, trained at once (vmapped)
@@ -130,7 +131,6 @@ class EvaluateConfig:
             get_family(self.family)
             check_kind(self.dataset)
             own = [k for k in ("policy", "env", "probes") if getattr(self, k) is not None]
-            own += ["terminal"] if self.terminal not in TERMINAL_CHOICES else []
             if own:
                 raise ValueError(f"{own} go with a dataset of one's own (data=...), not a family")
         elif self.family is not None:

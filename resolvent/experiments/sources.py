@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from resolvent.algorithms.onestep import RuleRef, rule_disagreement
+from resolvent.algorithms.onestep import RuleRef, ends, rule_disagreement
 from resolvent.data import load_transitions
 from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes, named_rewards
 from resolvent.endings import rule_name, terminal_for
@@ -46,7 +46,8 @@ class Source:
 
 
 def family_source(cfg: EvaluateConfig) -> Source:
-    """A paper family: its dataset kind, TD3 target, 32 training and 16 test members, probes."""
+    """A paper family: its dataset kind, TD3 target, 32 training and 16 test members, probes; a
+    termination rule only where one is named (``auto`` is none for a family)."""
     family = get_family(cfg.family)
     actor = load_target_policy(family.name)
     data = load_transitions(family, cfg.dataset, cfg.data_seed, actor)
@@ -55,8 +56,9 @@ def family_source(cfg: EvaluateConfig) -> Source:
                for s, n in (("train", cfg.n_train_rewards), ("test", cfg.n_test_rewards))}
     rewards = {s: [(f"{family.param_name}={v:.3f}", family.reward_callable(v)) for v in ps]
                for s, ps in members.items()}
+    terminal = None if cfg.terminal == "auto" else config_terminal(cfg.terminal, family.env_id, data)
     return Source(family.name, family, data, actor, {**rewards, "probe": list(family.probe_rewards().items())},
-                  points)
+                  points, terminal=terminal)
 
 
 def dataset_source(cfg: EvaluateConfig, dataset=None, policy=None, rewards: dict | None = None,
@@ -115,6 +117,7 @@ def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | No
     if choice != "auto":
         rule = RuleRef(choice)
         rule(transition_rows(data, 2))     # imported now: a wrong name is one clear error before any training
+        ends(data)                         # and so is data that never ends
         return rule
     if not np.any(np.asarray(data.get("terminated", 0)) > 0.5):
         return None

@@ -15,7 +15,7 @@ from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.cli import main
 from resolvent.experiments.evaluate import EvaluateConfig
 from resolvent.algorithms.onestep import RuleRef
-from resolvent.experiments.sources import config_terminal
+from resolvent.experiments.sources import config_terminal, family_source
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples import mountaincar  # noqa: E402
@@ -91,8 +91,11 @@ def test_bad_rules(dataset, tmp_path):
                                     "--methods", "fb", *TINY, "--out", str(tmp_path / "a")])
     assert res.exit_code != 0 and "has no attribute 'nothing' (the termination rule)" in res.output
     assert not (tmp_path / "a" / "models").exists()          # named before any training
-    with pytest.raises(ValueError, match="go with a dataset of one's own"):
-        EvaluateConfig(family="pendulum-angle", terminal="examples/mountaincar.py:terminal")
+    assert family_source(EvaluateConfig(family="pendulum-angle", n_initial=2, eval_points=("reset",),
+                                        gt_tol=1e-2)).terminal is None     # auto: none for a family
+    with pytest.raises(ValueError, match="no transition of the dataset terminates"):   # Pendulum never ends
+        family_source(EvaluateConfig(family="pendulum-angle", n_initial=2, eval_points=("reset",), gt_tol=1e-2,
+                                     terminal="resolvent.endings:mountaincar"))
     with pytest.raises(ValueError, match="terminal must be auto, none, callable or a rule's MODULE:ATTR"):
         EvaluateConfig(family=None, data=mountaincar.DATASET_ID, policy="examples/mountaincar.py:policy",
                        terminal="yes")
