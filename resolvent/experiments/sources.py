@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from resolvent.algorithms.onestep import RuleRef, ends, rule_disagreement
+from resolvent.algorithms.onestep import RuleRef, ends, rule_disagreement, terminal_flags
 from resolvent.data import load_transitions
 from resolvent.data.user import checked_policy, load_dataset, load_object, load_probes, named_rewards
 from resolvent.endings import rule_name, terminal_for
@@ -116,8 +116,9 @@ def config_terminal(choice: str, env_id: str | None, data: dict) -> RuleRef | No
                          "save: give it again (resolvent.fit(..., terminal=rule, resume=True))")
     if choice != "auto":
         rule = RuleRef(choice)
-        rule(transition_rows(data, 2))     # imported now: a wrong name is one clear error before any training
-        ends(data)                         # and so is data that never ends
+        # a wrong name, a rule that fails, data that never ends: each one clear error before any training
+        terminal_flags(rule, transition_rows(data, 2), "dataset's transitions")
+        ends(data)
         return rule
     if not np.any(np.asarray(data.get("terminated", 0)) > 0.5):
         return None

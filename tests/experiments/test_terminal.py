@@ -109,6 +109,23 @@ def test_bad_rules(dataset, tmp_path):
                       stretches=0)
 
 
+def raising(f):
+    raise RuntimeError("no rule here")
+
+
+def test_a_named_rule_that_fails_is_named_before_training():
+    data = {"obs": np.zeros((4, 2), np.float32), "action": np.zeros((4, 1), np.float32),
+            "next_obs": np.zeros((4, 2), np.float32), "terminated": np.array([0, 0, 0, 1], np.float32)}
+    with pytest.raises(ValueError, match="termination rule failed on the dataset's transitions: RuntimeError: no rule"):
+        config_terminal(f"{__file__}:raising", mountaincar.ENV_ID, data)
+    with pytest.raises(ValueError, match=r"termination rule returned shape \(2, 2\)"):
+        config_terminal(f"{__file__}:goal_wide", mountaincar.ENV_ID, data)
+
+
+def goal_wide(f):
+    return f["next_obs"] >= 0.45
+
+
 def test_the_registered_rule_only_where_the_data_agrees():
     rng = np.random.default_rng(0)
     nxt = rng.uniform([-1.2, -0.07], [0.6, 0.07], (200, 2)).astype(np.float32)
