@@ -8,13 +8,15 @@ examples/mountaincar.py`` records the offline dataset with Minari's own ``DataCo
 transitions), then
 
     resolvent evaluate --data examples/mountaincar-pump-v0 --policy examples/mountaincar.py:policy \\
-        --probes examples/mountaincar_probes.py --terminal examples/mountaincar.py:terminal --seeds 1 --steps 10000
+        --probes examples/mountaincar_probes.py --seeds 1 --steps 10000
 
 learns the operators on the dataset's own (sparse, terminating) reward and the generic reward
-prior, and scores them against Monte-Carlo truth on that reward and on the probes. ``terminal``
-is the environment's own termination rule: the one-step model's rollouts end where it says,
-rather than where a regression of the 0/1 flag on (s, a) half-predicts it (without it the goal
-probe is paid about twice; results/accuracy/mountaincar-data/).
+prior, and scores them against Monte-Carlo truth on that reward and on the probes. The one-step
+model's rollouts end by the environment's termination rule, which ``resolvent/endings.py`` knows
+for MountainCarContinuous-v0 (``--terminal auto``, the default); ``terminal`` below is the same
+rule written as a user would write one for an environment it does not know (``--terminal
+examples/mountaincar.py:terminal``). With the flag learned from (s, a) instead (``--terminal
+none``) the goal probe is paid about twice (results/accuracy/mountaincar-data/).
 """
 from __future__ import annotations
 

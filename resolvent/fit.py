@@ -41,10 +41,10 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     where it goes on, ``"MODULE:ATTR"``, ``"none"``, or ``"auto"`` (the default: the rule
     ``resolvent/endings.py`` knows for the dataset's environment, where the data agrees with it):
     the one-step model's rollouts end by it, and what an ending pays is learned from the data's
-    terminal transitions. ``config``: any other
-    ``EvaluateConfig`` field (``m``, ``n_initial``, ...). ``resume=True`` continues a killed run in ``out`` with its own
-    configuration (give the same callables again; any option given must agree with the run's,
-    and the policy's actions must be the same).
+    terminal transitions. ``config``: any other ``EvaluateConfig`` field (``m``, ``n_initial``,
+    ...). ``resume=True`` continues a killed run in ``out`` with its own configuration (give the
+    same callables again; any option given must agree with the run's, and the policy's actions
+    must be the same).
     """
     # the experiments (matplotlib, minari) load on the first fit, not on ``import resolvent``
     from resolvent.data.user import named_rewards
