@@ -4,12 +4,18 @@ and kind of points, and the student's answer time against the expansion's.
 
     python results/accuracy/distil/study.py RUN --methods favor,fb --horizon 400 [--steps 3000]
         [--points 2048] [--rewards 256] [--lr 1e-4] [--batch-size 256] [--n-refs 256]
-        [--kernel-heads H] --out results/accuracy/distil/NAME.json
+        [--kernel-heads H] [--tails 10,30] --out results/accuracy/distil/NAME.json
+
+``--variants`` (a JSON list) distils once per entry, each a set of DistilConfig overrides; an
+entry's ``kernel_heads`` overrides ``--kernel-heads`` for it.
 
 ``--kernel-heads H`` (favor, a multiple of the operator's H0): a wider student, H kernels in the
 occupancy's mixture instead of H0. It starts as the teacher: every kernel copied H / H0 times,
 each copy's mixture logit lowered by log(H / H0), so the mixture is the teacher's, and the
 copies' features moved by a little noise (1e-3 of their scale) so that they can part.
+
+``--tails 10,30``: the expansion G_k with the student as its tail, for each k (``METHOD+dK+kk``,
+a k-step rollout instead of K steps at new points), beside the teacher's own G_k.
 """
 from __future__ import annotations
 
@@ -81,6 +87,8 @@ def main() -> None:
                     help="a wider student (favor): H kernels (0: the operator's)")
     ap.add_argument("--variants", default="[{}]",
                     help='a JSON list of DistilConfig overrides, each distilled in turn (e.g. [{"lr": 1e-3}])')
+    ap.add_argument("--tails", default="",
+                    help="horizons k: also score G_k with the student as its tail (and the teacher's G_k)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
@@ -92,33 +100,38 @@ def main() -> None:
     raw = np.asarray(p.y) * p.x_std + p.x_mean
     obs, act = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
     rollouts, out = Rollouts(), {"config": dataclasses.asdict(cfg.distil), "run": str(run)}
-    base = cfg
+    base, path = cfg, Path(args.out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+
+    def row(rows: dict, label: str, values: dict) -> None:   # printed, and the file rewritten: a stop loses no row
+        rows[label] = values
+        print(label, json.dumps(values), flush=True)
+        path.write_text(json.dumps(out, indent=1))
+
     for name in args.methods.split(","):
         teacher = OperatorModel.load(run / "models", name)
         teacher.onestep, teacher.target_policy, teacher.rollouts = p.pi.model, p.source.policy, rollouts
-        rows = {}
-        for label, model, k in ((name, teacher, 0), (f"{name}+k{args.horizon}", teacher, args.horizon)):
-            rows[label] = score_of(model, p, obs, act, k)
-            print(label, json.dumps({k: round(v, 4) for k, v in rows[label].items()}), flush=True)
+        rows = out[name] = {}
+        tails = [int(k) for k in args.tails.split(",") if k.strip()]
+        for label, model, k in ((name, teacher, 0), *((f"{name}+k{k}", teacher, k) for k in [args.horizon, *tails])):
+            row(rows, label, score_of(model, p, obs, act, k))
         for variant in json.loads(args.variants):
+            heads = variant.pop("kernel_heads", args.kernel_heads)
             cfg = dataclasses.replace(base, distil=dataclasses.replace(base.distil, **variant))
             t0 = time.perf_counter()
             start = teacher
-            if args.kernel_heads:
-                start = widened(teacher, args.kernel_heads, jax.random.PRNGKey(7))
+            if heads:
+                start = widened(teacher, heads, jax.random.PRNGKey(7))
                 start.rollouts = rollouts   # the teacher's rollout (replace copies the one-step model and pi)
-                rows[f"{name} widened to {args.kernel_heads} kernels"] = score_of(start, p, obs, act, 0)
-                print("widened", json.dumps(rows[f"{name} widened to {args.kernel_heads} kernels"]), flush=True)
+                row(rows, f"{name} widened to {heads} kernels", score_of(start, p, obs, act, 0))
             student, losses = distil_operator(cfg, p, start)
-            wide = {"kernel_heads": args.kernel_heads} if args.kernel_heads else {}
-            label = f"{name}+d{args.horizon} {json.dumps({**variant, **wide})}"
-            rows[label] = {**score_of(student, p, obs, act, 0), "distil_seconds": time.perf_counter() - t0,
-                           "loss_first_last": [float(losses[:, :100].mean()), float(losses[:, -100:].mean())]}
-            print(label, json.dumps(rows[label]), flush=True)
+            student.rollouts = rollouts
+            label = f"{name}+d{args.horizon} {json.dumps({**variant, **({'kernel_heads': heads} if heads else {})})}"
+            row(rows, label, {**score_of(student, p, obs, act, 0), "distil_seconds": time.perf_counter() - t0,
+                              "loss_first_last": [float(losses[:, :100].mean()), float(losses[:, -100:].mean())]})
+            for k in tails:   # G_k with the student as its tail
+                row(rows, f"{label} +k{k}", score_of(student, p, obs, act, k))
             jax.clear_caches()
-        out[name] = rows
-    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-    Path(args.out).write_text(json.dumps(out, indent=1))
 
 
 if __name__ == "__main__":
