@@ -30,7 +30,8 @@ stretches, and two or more operators) times the horizon's choice for the reward 
 at it (``chosen``), at new points and at points rolled out.
 
 A run with ``distil.horizon`` = K (``--distil K`` when training here) also times each operator's
-distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout.
+distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout; and
+``METHOD+dK+kk``, G_k with the student as its tail (a k-step rollout at new points).
 
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
@@ -190,13 +191,16 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                          "mse": float(np.mean((student.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
+        tails = cfg.distil.horizon and model.scored_under_policy   # G_k with the student as its tail too
         for k in horizons if model.onestep is not None else ():
             if k not in rollout_ms:
                 rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k), args.repeats)
-            rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), args.repeats)   # rollout kept
-            rows.append({**row, "method": f"{method}+k{k}", "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
-                         "answer_ms": rollout_ms[k] + rolled_ms,
-                         "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0, horizon=k) - truth) ** 2))})
+            for name in (f"{method}+k{k}", *((f"{method}+d{cfg.distil.horizon}+k{k}",) if tails else ())):
+                answer = seed0(resolvent.load(run_dir, name)) if "+d" in name else model
+                rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)   # kept
+                q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
+                rows.append({**row, "method": name, "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
+                             "answer_ms": rollout_ms[k] + rolled_ms, "mse": float(np.mean((q - truth) ** 2))})
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)

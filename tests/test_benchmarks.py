@@ -57,9 +57,9 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     results = [r for r in rows if fields <= set(r)]
     assert results, f"no JSON line with {sorted(fields)} in:\n{out.stdout[-2000:]}"
     if script == "zero_shot.py":
-        # TINY's horizons (2,), and favor's distilled G_2 (SF is not of the policy encoding)
-        # (and each operator's horizon chosen per reward: an ensemble, two operators)
-        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+kauto",
+        # TINY's horizons (2,), and favor's distilled G_2, alone and as G_2's tail (SF is not of the
+        # policy encoding) (and each operator's horizon chosen per reward: an ensemble, two operators)
+        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+kauto",
                                                   "sf", "sf+k2", "sf+kauto"]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0

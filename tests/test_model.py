@@ -202,6 +202,29 @@ def test_distilled_operator_is_scored_saved_and_loaded(policy_run):
     np.testing.assert_allclose(student.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
 
 
+def test_distilled_operator_as_the_expansions_tail(policy_run):
+    """``METHOD+dK+kk``: G_k with the student after the k model steps, scored at every horizon of
+    the run (not one of auto's candidates) and loaded by name: the same first k steps as the
+    teacher's G_k, the tail the student's: the two differ by gamma^k c_k (student - teacher) at s_k."""
+    methods = json.loads((policy_run / "results.json").read_text())["methods"]
+    for k in (10, 30, 60, 150, 400):
+        assert methods[f"favor+d30+k{k}"]["horizon"] == k
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    hybrid, expansion = resolvent.load(policy_run, "favor+d30+k10"), resolvent.load(policy_run, "favor+k10")
+    student, teacher = resolvent.load(policy_run, "favor+d30"), resolvent.load(policy_run, "favor")
+    assert hybrid.horizon == 10 and hybrid.onestep is not None
+    ex = hybrid.expansion(obs, act, 10)
+    s_k, a_k = ex.obs, ex.action                                                   # (E n, .) where the tail starts
+    tail = lambda m: ex.member_mean(ex.alive[-1] * m.q_values(height, s_k, a_k, seed=None))  # noqa: E731 - (S, n)
+    gap = hybrid.q_values(height, obs, act, seed=None) - expansion.q_values(height, obs, act, seed=None)
+    np.testing.assert_allclose(gap, 0.99 ** 10 * (tail(student) - tail(teacher)), rtol=1e-4, atol=1e-3)
+    assert np.abs(gap).max() > 1e-3                                               # the tails differ
+    const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
+    np.testing.assert_allclose(hybrid.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
+
+
 def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):
     """The distillation's points and targets (G_K at the points, the rest of the rollout along it)
     made part by part where one rollout would exceed the budget: the same points in the same order

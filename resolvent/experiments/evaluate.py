@@ -94,7 +94,9 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     in ``horizon_each``) where the run has two or more operators and the one-step model an ensemble
     (a single model: where the data has stretches), and
     ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
-    distilled into it (``distil_operator``), saved as the model ``METHOD+dK``. The run's
+    distilled into it (``distil_operator``), saved as the model ``METHOD+dK``, and
+    ``METHOD+dK+kk`` for each k in ``cfg.horizons``: G_k with the student as its tail (a k-step
+    rollout at new points where G_K needs K; not one of auto's candidates). The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     if not (cfg.horizons or cfg.distil.horizon) or p.pi is None or p.y is None:
@@ -139,9 +141,12 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             label = f"{name}+d{cfg.distil.horizon}"
             student.save(run.path / "models", label)
             pred = set_answers(student, p, obs, act)
-            save_predictions(run, {label: pred}, p)
             out[label] = {**entry(pred, name, 0), "distil_seconds": round(time.perf_counter() - t0, 2),
                           "distil_loss": [float(v) for v in losses[:, -100:].mean(1)]}
+            tails = {f"{label}+k{k}": set_answers(student, p, obs, act, k)      # G_k, the student its tail
+                     for k in sorted(cfg.horizons, reverse=True)}                # the longest rollout first
+            out.update({tail: entry(q, name, split_method(tail)[1]) for tail, q in tails.items()})
+            save_predictions(run, {label: pred, **tails}, p)
     return out
 
 
