@@ -120,7 +120,8 @@ class EvaluateConfig:
     #                                    model of one kept member is checked for ``METHOD+kauto``, the horizon chosen
     #                                    per reward (0: none; an ensemble's own spread under pi is its check)
     distil: DistilConfig = field(default_factory=DistilConfig)  # ``METHOD+dK``: the expansion G_K distilled
-    #                                    into each operator of the policy encoding (distil.horizon = K; 0: none)
+    #                                    into each operator of the policy encoding (distil.horizon = K; 0: none),
+    #                                    and ``METHOD+dK+kk`` for each k of horizons: G_k with it as the tail
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
