@@ -467,7 +467,8 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     method, the one ``method="auto"`` chose (results.json's ``auto``), else attention.
     ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
     (the run's one-step model serves an operator saved without one); ``METHOD+dK`` the operator
-    distilled from that expansion (one forward pass). Its ``target_policy`` is the
+    distilled from that expansion (one forward pass), ``METHOD+dK+kk`` its expansion of k steps (the
+    student as the tail). Its ``target_policy`` is the
     run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used)."""
     if method is None:
         results = Path(run_dir) / "results.json"
