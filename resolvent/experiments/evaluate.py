@@ -201,6 +201,17 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     with ``distil.along``, at the kept members' rollout states from them) for the family's training
     rewards and ``cfg.distil.rewards`` generic draws of the prior, every network seed its own.
     Returns the student (the same network, horizon 0) and its losses (S, steps)."""
+    data = distil_data(cfg, p, model)
+    params, losses = distil.train(model.params, model.network, cfg.distil, data,
+                                  named_key(cfg.seed, model.method, "distil"))
+    student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)
+    return student, np.asarray(losses)
+
+
+def distil_data(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> DistilData:
+    """What ``distil_operator`` trains the student on: the points, G_K's targets there for the
+    family's training rewards and the prior's draws (``distil_targets``), the reference pool and
+    the rewards' values on it."""
     d, horizon = cfg.distil, cfg.distil.horizon
     rewards = [r for _, r in p.source.rewards["train"]] if cfg.prior.family else []
     if cfg.prior.generic:
@@ -213,11 +224,8 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     first = np.asarray(first_step_values(model.onestep, list(enumerate(rewards)), x_obs, x_act,
                                          "distillation points"))                      # (R, P')
     u = jnp.asarray(((g - first[:, None]) / cfg.gamma).transpose(1, 0, 2), jnp.float32)   # (S, R, P')
-    data = DistilData(x=model.normalise(x_obs, x_act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
+    return DistilData(x=model.normalise(x_obs, x_act), u=u, ref_x=model.xi, ref_r=model.encode(rewards),
                       weight=target_weights(u))
-    params, losses = distil.train(model.params, model.network, d, data, named_key(cfg.seed, model.method, "distil"))
-    student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)
-    return student, np.asarray(losses)
 
 
 def distil_targets(model: OperatorModel, obs: np.ndarray, act: np.ndarray, rewards: list, horizon: int,
