@@ -18,7 +18,7 @@ greedy over the action grid (DQN) or BCQ's sampled-and-perturbed actions (BCQ); 
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -36,7 +36,7 @@ from resolvent.config import from_dict
 from resolvent.data.user import load_object
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.operators import NETWORKS, MaxOutOperator, make_network
+from resolvent.operators import NETWORKS, MaxOutOperator, make_network, widen_heads
 from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
 
@@ -369,6 +369,17 @@ class OperatorModel:
                                          else self._q(reward, obs, act) for k in candidates]))   # (K, S, b')
             del ex                        # this part's rollout goes before the next one is made
         return spread, np.concatenate(answers, -1) if answer else None
+
+    def widened(self, kernel_heads: int, key: jax.Array) -> "OperatorModel":
+        """The same operator with ``kernel_heads`` kernels in its occupancy's mixture (favor,
+        pi-attention; a multiple of its own): each kernel copied, answering as before up to the
+        copies' small noise (``operators.widen_heads``); the one-step model and pi kept."""
+        if self.method not in ("favor", "pi-attention"):
+            raise ValueError(f"only the kernel operators (favor, pi-attention) have kernels to widen, "
+                             f"not {self.method}")
+        params = widen_heads(self.params, len(self.arch.hidden), self.arch.kernel_heads, self.arch.features,
+                             kernel_heads, key)
+        return replace(self, arch=replace(self.arch, kernel_heads=kernel_heads), params=params)
 
     def first_step(self, reward: Reward, observations, actions) -> jax.Array:
         """r(s, a, .) at the queries (b,): next quantities from the one-step model only where the

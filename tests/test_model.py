@@ -107,7 +107,7 @@ def policy_run(tmp_path_factory):
     run_evaluate(EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
                                 onestep=OneStepConfig(hidden=(16,), steps=20),
                                 distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
-                                                    n_refs=16, along=20, along_every=10),
+                                                    n_refs=16, along=20, along_every=10, kernel_heads=8),
                                 **TINY), out, plot=False)
     return out
 
@@ -183,15 +183,19 @@ def test_expansions_are_scored_and_loaded_by_name(policy_run):
 
 def test_distilled_operator_is_scored_saved_and_loaded(policy_run):
     """``distil.horizon`` = K adds ``METHOD+dK`` for each operator of the policy encoding: G_K
-    distilled into its network, scored like a method, saved beside the operators and loaded by
-    name; one forward pass (no rollout), a constant's Q exact, answers that moved off the teacher's;
-    it is not a peer of the horizon's choice."""
+    distilled into its network (a kernel operator's widened to ``distil.kernel_heads``), scored
+    like a method, saved beside the operators and loaded by name; one forward pass (no rollout), a
+    constant's Q exact, answers that moved off the teacher's; it is not a peer of the horizon's
+    choice."""
     methods = json.loads((policy_run / "results.json").read_text())["methods"]
     for name in ("favor+d30", "fb+d30"):
         assert methods[name]["horizon"] == 0 and len(methods[name]["distil_loss"]) == 2
         assert len(methods[name]["test_r2"]) == len(methods["favor"]["test_r2"])
     student, teacher = resolvent.load(policy_run, "favor+d30"), resolvent.load(policy_run, "favor")
     assert student.method == "favor" and student.horizon == 0
+    # distil.kernel_heads 8: favor's student has twice its teacher's kernels, fb's student its own size
+    assert (student.arch.kernel_heads, teacher.arch.kernel_heads) == (8, 4)
+    assert resolvent.load(policy_run, "fb+d30").arch == resolvent.load(policy_run, "fb").arch
     obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
     act = np.array([[0.0], [1.0]], np.float32)
     height = lambda f: f["obs"][:, 0]  # noqa: E731

@@ -53,12 +53,16 @@ class DistilConfig:
     n_refs: int = 1024            # reference states per step, where the rewards are encoded
     along: int = 0                # targets also at the rollouts' own states s_t, t <= along (0: at the points only)
     along_every: int = 20         # every how many rollout steps such a target is taken
+    kernel_heads: int = 0         # a wider student: favor's / pi-attention's kernels, a multiple of theirs (0: as is)
 
     def __post_init__(self):
         for name in ("points", "rewards", "steps", "batch_size", "n_refs", "along_every"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"distil.{name} must be an integer >= 1, got {v!r}")
+        heads = self.kernel_heads
+        if isinstance(heads, bool) or not isinstance(heads, int) or heads < 0:
+            raise ValueError(f"distil.kernel_heads must be an integer >= 0 (0: the operator's own), got {heads!r}")
         if isinstance(self.horizon, bool) or not isinstance(self.horizon, int) or self.horizon < 0:
             raise ValueError(f"distil.horizon must be an integer >= 0 (0: no distillation), got {self.horizon!r}")
         along = self.along

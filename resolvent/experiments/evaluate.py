@@ -200,11 +200,15 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     (``algorithms/distil.py``): the targets at ``cfg.distil.points`` state-actions of the data (and,
     with ``distil.along``, at the kept members' rollout states from them) for the family's training
     rewards and ``cfg.distil.rewards`` generic draws of the prior, every network seed its own.
+    With ``distil.kernel_heads``, a kernel operator's student starts as the teacher widened to that
+    many kernels (``OperatorModel.widened``); fb's keeps its size.
     Returns the student (the same network, horizon 0) and its losses (S, steps)."""
     data = distil_data(cfg, p, model)
-    params, losses = distil.train(model.params, model.network, cfg.distil, data,
+    wide = cfg.distil.kernel_heads and model.method in ("favor", "pi-attention")
+    start = model.widened(cfg.distil.kernel_heads, named_key(cfg.seed, model.method, "widen")) if wide else model
+    params, losses = distil.train(start.params, start.network, cfg.distil, data,
                                   named_key(cfg.seed, model.method, "distil"))
-    student = dataclasses.replace(model, params=jax.device_get(params), horizon=0)
+    student = dataclasses.replace(start, params=jax.device_get(params), horizon=0)
     return student, np.asarray(losses)
 
 

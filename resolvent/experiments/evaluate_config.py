@@ -160,6 +160,10 @@ class EvaluateConfig:
                 raise ValueError(f"{name} must be an integer, got {v!r}")
             if v < (0 if name in ("seed", "data_seed") else 1):
                 raise ValueError(f"{name} must be >= {0 if name in ('seed', 'data_seed') else 1}, got {v}")
+        if self.distil.kernel_heads % self.kernel_heads:
+            raise ValueError(f"distil.kernel_heads ({self.distil.kernel_heads}) widens the kernel operators' "
+                             f"{self.kernel_heads} kernels (kernel_heads): give a multiple of {self.kernel_heads}, "
+                             f"or 0 to keep them")
         if not 0 < self.gt_tol < 1:
             raise ValueError(f"gt_tol must be in (0, 1), got {self.gt_tol}")
         if self.checkpoint_every % self.log_every:

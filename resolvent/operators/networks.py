@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 
 class MLP(nn.Module):
@@ -273,6 +274,45 @@ class KernelOperator(nn.Module):
 
 
 KERNELS = ("favor", "softmax")
+
+
+def widen_heads(params: dict, layers: int, heads: int, features: int, to: int, key: jax.Array,
+                noise: float = 1e-3) -> dict:
+    """A ``KernelOperator``'s parameters with ``to`` = c ``heads`` kernels, the same operator:
+
+        pi'_{h,i}(x) = pi_h(x) / c,   k'_{h,i} = k_h        (i = 1..c, the copies of head h)
+
+    every head copied c times (f's and g's output columns, the absorbing slot's key) and each
+    copy's mixture logit lowered by log c, so that sum_i pi'_{h,i} k'_{h,i} = pi_h k_h; then the
+    copies' features (not the originals') moved by ``noise`` times their weights' scale, so that
+    training can part them. ``params`` may carry leading axes (the seeds); ``layers``: the MLPs'
+    hidden layers (their output layer is ``Dense_layers``). A wider student for distillation
+    (``distil.kernel_heads``) starts so as its teacher."""
+    if to % heads or to < heads:
+        raise ValueError(f"a kernel operator widens to a multiple of its {heads} kernels, got {to}")
+    c, p = to // heads, jax.tree_util.tree_map(np.asarray, params["params"])
+    k_f, k_g = jax.random.split(key)
+    moved = np.tile(np.arange(c) > 0, heads)                                           # (H c,) the copies
+
+    def copies(w: np.ndarray, k: jax.Array, width: int) -> np.ndarray:   # (..., H width) head-major -> (..., H c width)
+        w = np.repeat(w.reshape(*w.shape[:-1], heads, 1, width), c, axis=-2).reshape(*w.shape[:-1], to * width)
+        moves = np.asarray(jax.random.normal(k, w.shape)) * noise * np.std(w)
+        return np.where(np.repeat(moved, width), w + moves, w).astype(np.float32)
+
+    last = f"Dense_{layers}"
+    f = {**p["f"], last: {n: copies(p["f"][last][n], k_f, features) for n in ("kernel", "bias")}}
+    g_out = {}
+    for n in ("kernel", "bias"):
+        w = p["g"][last][n]                                                              # (..., H (F + 1))
+        logits = np.repeat(w[..., :heads], c, axis=-1) - (np.log(c) if n == "bias" else 0.0)   # (..., H c)
+        g_out[n] = np.concatenate([logits, copies(w[..., heads:], k_g, features)], -1).astype(np.float32)
+    out = {**p, "f": f, "g": {**p["g"], last: g_out}}
+    if "absorbing_key" in p:                                                             # (..., H, F)
+        a = p["absorbing_key"]
+        out["absorbing_key"] = copies(a.reshape(*a.shape[:-2], heads * features), jax.random.fold_in(key, 2),
+                                      features).reshape(
+            *a.shape[:-2], to, features)
+    return {**params, "params": jax.tree_util.tree_map(jnp.asarray, out)}
 
 
 class ForwardBackward(nn.Module):

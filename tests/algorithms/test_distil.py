@@ -8,6 +8,7 @@ import pytest
 
 from resolvent.algorithms import distil
 from resolvent.algorithms.distil import DistilConfig, DistilData, target_weights
+from resolvent.experiments import EvaluateConfig
 from resolvent.operators import make_network
 
 GAMMA = 0.9
@@ -66,7 +67,7 @@ def test_target_weights_count_every_reward_alike():
 
 @pytest.mark.parametrize("field,value", [("horizon", -1), ("points", 0), ("steps", 0), ("rewards", 1.5),
                                          ("lr", 0.0), ("batch_size", True), ("along", 5), ("along", -1),
-                                         ("along_every", 0)])
+                                         ("along_every", 0), ("kernel_heads", -1), ("kernel_heads", 2.0)])
 def test_config_refuses_bad_values(field, value):
     with pytest.raises(ValueError, match=f"distil.{field}"):
         DistilConfig(**{field: value})
@@ -76,3 +77,9 @@ def test_along_stays_inside_the_rollout():
     assert DistilConfig(horizon=10, along=9).along == 9
     with pytest.raises(ValueError, match="distil.along must be an integer from 0 to horizon - 1 = 9"):
         DistilConfig(horizon=10, along=10)
+
+
+def test_a_wider_student_is_a_multiple_of_the_operators_kernels():
+    assert EvaluateConfig(distil=DistilConfig(horizon=10, kernel_heads=8)).distil.kernel_heads == 8
+    with pytest.raises(ValueError, match="give a multiple of 4"):
+        EvaluateConfig(distil=DistilConfig(horizon=10, kernel_heads=6))

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from resolvent.algorithms import policy_fqe
 from resolvent.algorithms.fqe import FQEConfig, OperatorData
 from resolvent.experiments.policy_refs import PolicyRefs
-from resolvent.operators import make_network
+from resolvent.operators import make_network, widen_heads
 
 GAMMA = 0.9
 KERNELS = [("favor", False), ("favor", True), ("pi-attention", False), ("pi-attention", True)]
@@ -101,3 +101,23 @@ def test_kernel_references_are_never_terminal_states():
                       live=np.array([False, True, False, True]))
     np.testing.assert_array_equal(refs.pool[refs.pool_for(kernel=True)], [2, 4])
     np.testing.assert_array_equal(refs.pool[refs.pool_for(kernel=False)], [5, 2, 7, 4])
+
+
+@pytest.mark.parametrize("method,absorbing", KERNELS)
+def test_widened_kernel_operator_is_the_same_operator(method, absorbing):
+    """``widen_heads``: H kernels copied c times, each copy's mixture weight pi_h / c, give the same
+    U exactly (noise 0; with the absorbing slot's keys copied too), with the copies moved apart by
+    a little noise nearly the same, and their features no longer equal; only multiples of H."""
+    net, params, x, xi, k = setup(method, absorbing, 3)
+    r = jax.random.normal(k, (2, xi.shape[0])) * 5
+    wide_net = make_network(method, GAMMA, (32, 32), 8, 0, absorbing=absorbing, random_features=32, kernel_heads=12)
+    same = widen_heads(params, 2, 4, 8, 12, jax.random.PRNGKey(0), noise=0.0)
+    moved = widen_heads(params, 2, 4, 8, 12, jax.random.PRNGKey(0))
+    u = net.apply(params, x, xi, r)                                                   # (b, R)
+    np.testing.assert_allclose(wide_net.apply(same, x, xi, r), u, rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(wide_net.apply(moved, x, xi, r), u, rtol=0.05, atol=0.05)
+    head = moved["params"]["f"]["Dense_2"]["kernel"].reshape(32, 4, 3, 8)              # (hid, H, c, F)
+    assert np.array_equal(head[:, :, 0], params["params"]["f"]["Dense_2"]["kernel"].reshape(32, 4, 8))
+    assert not np.allclose(head[:, :, 1], head[:, :, 0])
+    with pytest.raises(ValueError, match="multiple of its 4 kernels"):
+        widen_heads(params, 2, 4, 8, 6, jax.random.PRNGKey(0))

@@ -10,9 +10,10 @@ and kind of points, and the student's answer time against the expansion's.
 entry's ``kernel_heads`` overrides ``--kernel-heads`` for it.
 
 ``--kernel-heads H`` (favor, a multiple of the operator's H0): a wider student, H kernels in the
-occupancy's mixture instead of H0. It starts as the teacher: every kernel copied H / H0 times,
-each copy's mixture logit lowered by log(H / H0), so the mixture is the teacher's, and the
-copies' features moved by a little noise (1e-3 of their scale) so that they can part.
+occupancy's mixture instead of H0 (``OperatorModel.widened``, the package's ``distil.kernel_heads``).
+It starts as the teacher: every kernel copied H / H0 times, each copy's mixture logit lowered by
+log(H / H0), so the mixture is the teacher's, and the copies' features moved by a little noise
+(1e-3 of their scale) so that they can part.
 
 ``--tails 10,30``: the expansion G_k with the student as its tail, for each k (``METHOD+dK+kk``,
 a k-step rollout instead of K steps at new points), beside the teacher's own G_k.
@@ -26,7 +27,6 @@ import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from resolvent.algorithms.distil import DistilConfig
@@ -43,33 +43,6 @@ def score_of(model: OperatorModel, p, obs, act, horizon: int) -> dict:
     t0 = time.perf_counter()
     entry = entry_of(score(set_answers(model, p, obs, act, horizon), p), p)
     return {**{k: float(np.mean(entry[k])) for k in SHOWN if k in entry}, "answer_seconds": time.perf_counter() - t0}
-
-
-def widened(model: OperatorModel, heads: int, key: jax.Array) -> OperatorModel:
-    """The favor ``model`` with ``heads`` kernels, the same answers up to the copies' noise."""
-    h0, f = model.arch.kernel_heads, model.arch.features
-    if heads % h0:
-        raise ValueError(f"--kernel-heads must be a multiple of the operator's {h0}")
-    c = heads // h0
-    p = jax.tree_util.tree_map(np.asarray, model.params["params"])
-    k_f, k_g = jax.random.split(key)
-
-    def copies(w, k):   # (..., H0 F) head-major columns -> (..., H F), each head c times, the copies moved
-        w = np.repeat(w.reshape(*w.shape[:-1], h0, 1, f), c, axis=-2).reshape(*w.shape[:-1], heads * f)
-        noise = np.asarray(jax.random.normal(k, w.shape)) * 1e-3 * np.std(w)
-        first = (np.arange(heads) % c == 0).repeat(f)                          # the originals stay
-        return np.where(first, w, w + noise).astype(np.float32)
-
-    last = f"Dense_{len(model.arch.hidden)}"                                   # the output layers of f and g
-    fl = {"kernel": copies(p["f"][last]["kernel"], k_f), "bias": copies(p["f"][last]["bias"], k_f)}
-    gk, gb = p["g"][last]["kernel"], p["g"][last]["bias"]                      # (S, hid, H0 (F + 1)), (S, H0 (F + 1))
-    logits_k = np.repeat(gk[..., :h0], c, axis=-1)                             # (S, hid, H)
-    logits_b = np.repeat(gb[..., :h0], c, axis=-1) - np.log(c)                 # (S, H): each copy pi_h / c
-    gl = {"kernel": np.concatenate([logits_k, copies(gk[..., h0:], k_g)], -1),
-          "bias": np.concatenate([logits_b, copies(gb[..., h0:], k_g)], -1)}
-    params = {"params": {**p, "f": {**p["f"], last: fl}, "g": {**p["g"], last: gl}}}
-    params = jax.tree_util.tree_map(jnp.asarray, params)
-    return dataclasses.replace(model, arch=dataclasses.replace(model.arch, kernel_heads=heads), params=params)
 
 
 def main() -> None:
@@ -121,7 +94,7 @@ def main() -> None:
             t0 = time.perf_counter()
             start = teacher
             if heads:
-                start = widened(teacher, heads, jax.random.PRNGKey(7))
+                start = teacher.widened(heads, jax.random.PRNGKey(7))
                 start.rollouts = rollouts   # the teacher's rollout (replace copies the one-step model and pi)
                 row(rows, f"{name} widened to {heads} kernels", score_of(start, p, obs, act, 0))
             student, losses = distil_operator(cfg, p, start)

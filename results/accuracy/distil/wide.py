@@ -7,7 +7,7 @@ the training where a GPU is lent, the scoring here again.
 
 ``targets``: ``evaluate.distil_data`` for the run's favor with G_400 and the distillation's
 defaults (4096 points, the family's training rewards and 256 generic draws), saved as arrays.
-``train``: the teacher widened to ``--heads`` kernels (``study.widened``: it starts as the teacher)
+``train``: the teacher widened to ``--heads`` kernels (``OperatorModel.widened``: it starts as the teacher)
 and trained by ``distil.train`` on them. ``score``: the student alone and as the tail of G_k
 (``study.score_of``), beside the teacher.
 """
@@ -33,7 +33,7 @@ from resolvent.experiments.evaluate import distil_data, named_key
 from resolvent.model import OperatorModel
 
 sys.path.insert(0, str(Path(__file__).parent))
-from study import score_of, widened  # noqa: E402
+from study import score_of  # noqa: E402
 
 HORIZON = 400
 
@@ -60,7 +60,7 @@ def targets(args) -> None:
 def train(args) -> None:
     with np.load(args.data) as z:
         data = DistilData(**{k: jnp.asarray(z[k]) for k in DistilData._fields})
-    start = widened(teacher_of(args.run), args.heads, jax.random.PRNGKey(7))
+    start = teacher_of(args.run).widened(args.heads, jax.random.PRNGKey(7))
     config = DistilConfig(horizon=HORIZON, steps=args.steps, n_refs=args.n_refs, lr=args.lr)
     t0 = time.perf_counter()
     params, losses = distil.train(start.params, start.network, config, data,
@@ -79,7 +79,7 @@ def score(args) -> None:
     raw = np.asarray(p.y) * p.x_std + p.x_mean
     obs, act = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
     teacher = teacher_of(args.run, p)
-    start = widened(teacher, args.heads, jax.random.PRNGKey(7))
+    start = teacher.widened(args.heads, jax.random.PRNGKey(7))
     params = flax.serialization.msgpack_restore(Path(args.params).read_bytes())
     student = dataclasses.replace(start, params=jax.tree_util.tree_map(jnp.asarray, params))
     student.rollouts = teacher.rollouts
