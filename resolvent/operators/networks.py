@@ -287,7 +287,7 @@ def widen_heads(params: dict, layers: int, heads: int, features: int, to: int, k
     copies' features (not the originals') moved by ``noise`` times their weights' scale, so that
     training can part them. ``params`` may carry leading axes (the seeds); ``layers``: the MLPs'
     hidden layers (their output layer is ``Dense_layers``). A wider student for distillation
-    (``distil.kernel_heads``) starts so as its teacher."""
+    (``distil.kernel_heads``) starts from it as its teacher."""
     if to % heads or to < heads:
         raise ValueError(f"a kernel operator widens to a multiple of its {heads} kernels, got {to}")
     c, p = to // heads, jax.tree_util.tree_map(np.asarray, params["params"])
@@ -309,9 +309,8 @@ def widen_heads(params: dict, layers: int, heads: int, features: int, to: int, k
     out = {**p, "f": f, "g": {**p["g"], last: g_out}}
     if "absorbing_key" in p:                                                             # (..., H, F)
         a = p["absorbing_key"]
-        out["absorbing_key"] = copies(a.reshape(*a.shape[:-2], heads * features), jax.random.fold_in(key, 2),
-                                      features).reshape(
-            *a.shape[:-2], to, features)
+        flat = copies(a.reshape(*a.shape[:-2], heads * features), jax.random.fold_in(key, 2), features)
+        out["absorbing_key"] = flat.reshape(*a.shape[:-2], to, features)                 # (..., H c, F)
     return {**params, "params": jax.tree_util.tree_map(jnp.asarray, out)}
 
 
