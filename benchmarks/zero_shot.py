@@ -183,6 +183,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                "encode_ms": warm_ms(lambda: model.encode([reward]), args.repeats),
                "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act), args.repeats)}
         rows.append({**row, "mse": float(np.mean((model.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+        student = None
         if cfg.distil.horizon and model.scored_under_policy:   # G_K distilled into the operator: one forward pass
             student = seed0(resolvent.load(run_dir, f"{method}+d{cfg.distil.horizon}"))
             rows.append({**row, "method": f"{method}+d{cfg.distil.horizon}",
@@ -191,12 +192,11 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                          "mse": float(np.mean((student.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
-        tails = cfg.distil.horizon and model.scored_under_policy   # G_k with the student as its tail too
         for k in horizons if model.onestep is not None else ():
             if k not in rollout_ms:
                 rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k), args.repeats)
-            for name in (f"{method}+k{k}", *((f"{method}+d{cfg.distil.horizon}+k{k}",) if tails else ())):
-                answer = seed0(resolvent.load(run_dir, name)) if "+d" in name else model
+            tail = [(f"{method}+d{cfg.distil.horizon}+k{k}", student)] if student is not None else []
+            for name, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
                 rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)   # kept
                 q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
                 rows.append({**row, "method": name, "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,

@@ -36,7 +36,7 @@ from resolvent.config import from_dict
 from resolvent.data.user import load_object
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.operators import NETWORKS, MaxOutOperator, make_network, widen_heads
+from resolvent.operators import NETWORKS, KernelOperator, MaxOutOperator, make_network, widen_heads
 from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
 
@@ -370,11 +370,16 @@ class OperatorModel:
             del ex                        # this part's rollout goes before the next one is made
         return spread, np.concatenate(answers, -1) if answer else None
 
+    @property
+    def has_kernels(self) -> bool:
+        """A kernel operator (favor, pi-attention): a mixture of kernels that ``widened`` can widen."""
+        return isinstance(self.network, KernelOperator)
+
     def widened(self, kernel_heads: int, key: jax.Array) -> "OperatorModel":
         """The same operator with ``kernel_heads`` kernels in its occupancy's mixture (favor,
         pi-attention; a multiple of its own): each kernel copied, answering as before up to the
         copies' small noise (``operators.widen_heads``); the one-step model and pi kept."""
-        if self.method not in ("favor", "pi-attention"):
+        if not self.has_kernels:
             raise ValueError(f"only the kernel operators (favor, pi-attention) have kernels to widen, "
                              f"not {self.method}")
         params = widen_heads(self.params, len(self.arch.hidden), self.arch.kernel_heads, self.arch.features,

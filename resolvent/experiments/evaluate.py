@@ -204,7 +204,7 @@ def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tu
     many kernels (``OperatorModel.widened``); fb's keeps its size.
     Returns the student (the same network, horizon 0) and its losses (S, steps)."""
     data = distil_data(cfg, p, model)
-    wide = cfg.distil.kernel_heads and model.method in ("favor", "pi-attention")
+    wide = cfg.distil.kernel_heads and model.has_kernels
     start = model.widened(cfg.distil.kernel_heads, named_key(cfg.seed, model.method, "widen")) if wide else model
     params, losses = distil.train(start.params, start.network, cfg.distil, data,
                                   named_key(cfg.seed, model.method, "distil"))
