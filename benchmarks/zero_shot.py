@@ -33,6 +33,14 @@ A run with ``distil.horizon`` = K (``--distil K`` when training here) also times
 distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout; and
 ``METHOD+dK+kk``, G_k with the student as its tail (a k-step rollout at new points).
 
+A run with a bank (``bank.points`` = P; ``--bank P`` for any run, or when training here;
+``algorithms/bank.py``; from the states the run's evaluation would roll it out from) times
+``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k. Its
+``bank_ms`` is the bank's K-step rollout from the P states and its search tree (once per run, at
+fit or load time, before any reward); ``answer_ms`` at new points is the k-step rollout, the
+nearest bank states to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``: its
+values along the bank's rollouts, their gather and the first k steps).
+
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
 from __future__ import annotations
@@ -49,14 +57,17 @@ import jax
 import numpy as np
 
 import resolvent
+from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.expansion import Rollouts, expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
+from resolvent.keys import name_id
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
             distil=DistilConfig(horizon=2, points=32, rewards=4, steps=10, batch_size=16, n_refs=16),
+            bank=BankConfig(horizon=3, steps=2),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
@@ -96,6 +107,28 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
              "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act), repeats),
              "chosen": auto.choose_horizon(reward, obs, act),
              "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
+
+
+def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: dict, horizons, rollout_ms: dict,
+              reward, obs, act, gt, truth, repeats: int) -> list[dict]:
+    """``METHOD+bK+kk`` for each k of ``horizons`` (``model``: the operator, seed 0, with the run's
+    one-step model and policy): the bank's rollout from ``starts`` and its tree once (``bank_ms``),
+    then at new points the k-step rollout (``rollout_ms``, the expansion's), the nearest bank states
+    to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``)."""
+    t0 = time.perf_counter()
+    model.bank = Bank(bank_cfg, model.onestep, model.target_policy, starts)
+    bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
+    for k in horizons:
+        s_k = model.expansion(obs, act, k).obs                                     # (E n, ds) where the bank answers
+        near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
+        rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
+        q = model.q_values(reward, gt.obs0, gt.action0, horizon=k)
+        rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "bank_ms": bank_ms,
+                     "bank_states": len(model.bank), "rollout_ms": rollout_ms[k], "near_ms": near_ms,
+                     "rolled_ms": rolled_ms, "answer_ms": rollout_ms[k] + near_ms + rolled_ms,
+                     "mse": float(np.mean((q - truth) ** 2))})
+    model.bank = None
+    return rows
 
 
 def seed0(model):
@@ -138,6 +171,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
     ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
+    ap.add_argument("--bank", type=int, default=0,
+                    help="P, the states a bank rolls out from (default: the run's bank.points; 0: none)")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls per measure, after one warm call")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
@@ -154,6 +189,8 @@ def main() -> None:
                              checkpoint_every=args.steps, **(TINY if args.tiny else {}))
         if args.distil:
             cfg = dataclasses.replace(cfg, distil=dataclasses.replace(cfg.distil, horizon=args.distil))
+        if args.bank:
+            cfg = dataclasses.replace(cfg, bank=dataclasses.replace(cfg.bank, points=args.bank))
         run_evaluate(cfg, run_dir, plot=False)
         bench(args, run_dir, cfg)
 
@@ -174,6 +211,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
     horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
+    bank_cfg = dataclasses.replace(cfg.bank, points=args.bank or cfg.bank.points)
     rows, rollout_ms = [], {}   # rollout_ms per k: the run's one-step model and pi, whichever operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))
@@ -201,6 +239,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                 q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
                 rows.append({**row, "method": name, "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
                              "answer_ms": rollout_ms[k] + rolled_ms, "mse": float(np.mean((q - truth) ** 2))})
+        if horizons and model.onestep is not None and bank_cfg.points and model.scored_under_policy:
+            starts = bank_starts(p.features, bank_cfg, name_id(f"{cfg.seed}-bank"))   # the run's own (evaluate's)
+            rows += bank_rows(model, method, bank_cfg, starts, row, horizons, rollout_ms, reward, obs, act, gt,
+                              truth, args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
@@ -210,8 +252,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                  reached=mse <= r["mse"], ratio=round(1e3 * seconds / r["answer_ms"], 1),
                  **({"rolled_ratio": round(1e3 * seconds / r["rolled_ms"], 1)} if "rolled_ms" in r else {}),
                  mse=round(r["mse"], 4),
-                 **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms")
-                    if k in r})
+                 **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms",
+                                                "near_ms", "bank_ms") if k in r})
         print(json.dumps(r), flush=True)
 
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
+from resolvent.algorithms.bank import Bank, BankConfig
 from resolvent.algorithms.expansion import Expansion, Rollouts, expand, expanded_q
 from resolvent.algorithms.horizon import Stretches, choose, model_errors, point_spread, validate
 from resolvent.algorithms.sf import ridge_weights
@@ -128,6 +129,8 @@ class OperatorModel:
     stretches: Stretches | None = None  # "auto": the data's stretches that check a one-step model of one member
     peers: tuple = ()                   # "auto": other operators of the same data (their spread is e_op)
     #                                     (these three are not saved with the model: ``load`` attaches the run's)
+    bank: Bank | None = None            # the data's bank: the expansion's tail where set (``METHOD+bK+kk``;
+    #                                     rolled out by ``load`` from the run's saved starting states)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -242,6 +245,9 @@ class OperatorModel:
         if seed is not None:
             self._check_seed(seed)
         horizon = self.horizon if horizon is None else horizon
+        if horizon == AUTO and self.bank is not None:
+            raise ValueError("the horizon's choice (auto) weighs the operator's error as the tail, not the bank's: "
+                             "ask a fixed horizon k >= 1 of a model with a bank (METHOD+bK+kk)")
         if not horizon:
             q = self._q(reward, observations, actions)
         else:
@@ -253,8 +259,7 @@ class OperatorModel:
                 k = self._choose(reward, observations, actions, spread)[0] if horizon == AUTO else horizon
                 q = answers[candidates.index(k)]
             elif (k := self.choose_horizon(reward, observations, actions) if horizon == AUTO else horizon):
-                q = expanded_q(self.expansion(observations, actions, k), reward,
-                               lambda s, a: self._q(reward, s, a), self.gamma)
+                q = expanded_q(self.expansion(observations, actions, k), reward, self._tail(reward), self.gamma)
             else:                # "auto" chose k = 0: the operator alone
                 q = self._q(reward, observations, actions)
         return q if seed is None else q[seed]
@@ -265,6 +270,13 @@ class OperatorModel:
         if self.scored_under_policy:
             q = np.asarray(self.first_step(reward, observations, actions))[None] + self.gamma * q
         return q
+
+    def _tail(self, reward: Reward) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+        """What answers after the expansion's k steps, at (s_k, pi(s_k)) for every seed (S, rows):
+        the bank's values near s_k where the model has a bank, else the operator G[r] itself."""
+        def operator(obs, actions):
+            return self._q(reward, obs, actions)
+        return operator if self.bank is None else self.bank.tail(reward, operator, self.gamma, owner=self)
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
         """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
@@ -364,7 +376,7 @@ class OperatorModel:
             if self.spread_checks() and len(candidates) > 1:
                 spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:
-                tail = lambda s, a: self._q(reward, s, a)  # noqa: E731 - G[r] at (s_k, pi(s_k))
+                tail = self._tail(reward)
                 answers.append(np.stack([expanded_q(ex.prefix(k), reward, tail, self.gamma) if k
                                          else self._q(reward, obs, act) for k in candidates]))   # (K, S, b')
             del ex                        # this part's rollout goes before the next one is made
@@ -494,17 +506,23 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
             raise CheckpointError(f"{results} is corrupt: {e}") from None
         method = chosen or "attention"
     base, horizon = split_method(method)
+    base, banked = split_bank(base)
+    if banked and not (isinstance(horizon, int) and horizon >= 1):
+        raise ValueError(f"{method!r}: the bank answers after k >= 1 model steps (the query's own action first): "
+                         f"name it {base}+b{banked}+kK, e.g. {base}+b{banked}+k30")
     models = Path(run_dir) / "models"
     model = OperatorModel.load(models, base)
     model.target_policy, model.horizon = run_policy(run_dir), horizon
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
         for path in sorted(models.glob("*.npz")):
-            if path.name == STRETCHES:
+            if path.name in (STRETCHES, BANK):
                 continue
             with np.load(path) as z:
                 model.onestep = onestep_model.from_arrays({k: z[k] for k in z.files if k.startswith("onestep_")})
             if model.onestep is not None:
                 break
+    if banked:
+        model.bank = load_bank(models, model, banked)
     if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
         config = json.loads((Path(run_dir) / "config.json").read_text())
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
@@ -543,6 +561,43 @@ def load_stretches(directory: str | Path) -> Stretches | None:
     except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
         raise CheckpointError(f"{path} is corrupt or incomplete ({type(e).__name__}: {e}); "
                               f"rerun the run's evaluation (--resume) to write it again") from None
+
+
+BANK = "bank.npz"   # a run's bank: its configuration and the states it rolls out from, beside its models
+
+
+def save_bank(cfg: BankConfig, starts: np.ndarray, directory: str | Path) -> None:
+    """The bank's configuration and starting states (P, ds) beside a run's models: ``load``
+    rolls it out again (the one-step model and pi are deterministic: the same bank)."""
+    atomic_savez(Path(directory) / BANK, starts=np.asarray(starts, np.float32),
+                 config=np.array(json.dumps(asdict(cfg))))
+
+
+def load_bank(directory: str | Path, model: "OperatorModel", horizon: int) -> Bank:
+    """The run's bank, rolled out by ``model``'s one-step model and target policy; its horizon
+    must be the one named (``METHOD+bK``)."""
+    path = Path(directory) / BANK
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: this run has no bank (run evaluate with --bank.points P)")
+    with np.load(path) as z:
+        cfg, starts = from_dict(BankConfig, json.loads(str(z["config"]))), z["starts"]
+    if cfg.horizon != horizon:
+        raise ValueError(f"this run's bank rolls out {cfg.horizon} steps, not {horizon}: "
+                         f"name it METHOD+b{cfg.horizon}+kK")
+    model._check_rollout()
+    return Bank(cfg, model.onestep, model.target_policy, starts)
+
+
+def split_bank(base: str) -> tuple[str, int]:
+    """``"favor+b400"`` -> ("favor", 400): an operator and the horizon of the bank it answers
+    with (0: none)."""
+    name, sep, k = base.partition("+b")
+    if not sep:
+        return base, 0
+    if not (k.isdigit() and int(k) > 0):
+        raise ValueError(f"{base!r}: an operator with the run's bank is named OPERATOR+bK+kk, K the bank's "
+                         f"rollout steps (e.g. favor+b400+k30)")
+    return name, int(k)
 
 
 def split_method(method: str) -> tuple[str, int | str]:

@@ -20,7 +20,7 @@ TRUST_RUN = BENCHMARKS.parent / "results" / "trust" / "pendulum-angle-expert"
 RUNS = {
     "throughput.py": (["--tiny", "--methods", "attention"], {"method", "steps_per_s"}),
     "control_throughput.py": (["--tiny"], {"steps_per_s", "seeds"}),
-    "zero_shot.py": (["--tiny", "--methods", "favor,sf"],
+    "zero_shot.py": (["--tiny", "--methods", "favor,sf", "--bank", "64"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
     "expansion.py": (["--tiny", "--onestep-steps", "30"],
@@ -57,15 +57,19 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     results = [r for r in rows if fields <= set(r)]
     assert results, f"no JSON line with {sorted(fields)} in:\n{out.stdout[-2000:]}"
     if script == "zero_shot.py":
-        # TINY's horizons (2,), and favor's distilled G_2, alone and as G_2's tail (SF is not of the
-        # policy encoding) (and each operator's horizon chosen per reward: an ensemble, two operators)
-        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+kauto",
-                                                  "sf", "sf+k2", "sf+kauto"]
+        # TINY's horizons (2,), and favor's distilled G_2, alone and as G_2's tail, and its bank (K = 3)
+        # as G_2's tail (SF is not of the policy encoding) (and each operator's horizon chosen per
+        # reward: an ensemble, two operators)
+        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+b3+k2",
+                                                  "favor+kauto", "sf", "sf+k2", "sf+kauto"]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
         for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
-            assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + r["rolled_ms"], abs=2e-3)
+            near = r.get("near_ms", 0.0)                               # (the bank's: and the nearest bank states)
+            assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + near + r["rolled_ms"], abs=3e-3)
             assert r["rolled_ratio"] >= r["ratio"] > 0      # the same FQE time over the reward's part alone
+        bank = next(r for r in results if "+b3" in r["method"])
+        assert bank["bank_ms"] > 0 and bank["bank_states"] > 0 and bank["near_ms"] > 0
         for r in (r for r in results if "+kauto" in r["method"]):   # the choice's rollout at new points
             assert r["chosen"] in (0, 2) and 0 < r["rolled_ms"]
     if script == "ablation.py":

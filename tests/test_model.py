@@ -7,11 +7,12 @@ import pytest
 import resolvent
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.evaluate import distil_targets
+from resolvent.algorithms.bank import BankConfig
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.expansion import Rollouts, rollout_bytes
 from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
 from resolvent.algorithms.onestep import OneStepConfig
-from resolvent.model import CheckpointError
+from resolvent.model import CheckpointError, load_bank
 
 TINY = dict(steps=20, log_every=10, checkpoint_every=10, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3)
@@ -108,7 +109,7 @@ def policy_run(tmp_path_factory):
                                 onestep=OneStepConfig(hidden=(16,), steps=20),
                                 distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
                                                     n_refs=16, along=20, along_every=10, kernel_heads=8),
-                                **TINY), out, plot=False)
+                                bank=BankConfig(points=64, horizon=30, steps=10), **TINY), out, plot=False)
     return out
 
 
@@ -227,6 +228,50 @@ def test_distilled_operator_as_the_expansions_tail(policy_run):
     assert np.abs(gap).max() > 1e-3                                               # the tails differ
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(hybrid.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
+
+
+def test_the_banks_answers(policy_run, run_dir):
+    """``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k (the rest
+    of their own rollouts), scored at every horizon of the run (not one of auto's candidates) and
+    loaded by name, the bank rolled out again from its saved states (the same answers); linear in
+    r, exact for a constant; the hybrid and the operator's own G_k differ by gamma^k c_k (V - G)
+    at s_k; at a bank state its own value; a name the run cannot answer says why."""
+    results = json.loads((policy_run / "results.json").read_text())
+    for k in (10, 30, 60, 150, 400):
+        for name in ("favor", "fb"):
+            assert results["methods"][f"{name}+b30+k{k}"]["horizon"] == k
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    cost = lambda f: f["obs"][:, 1] - 0.1 * f["action"][:, 0] ** 2  # noqa: E731
+    banked, expansion = resolvent.load(policy_run, "favor+b30+k10"), resolvent.load(policy_run, "favor+k10")
+    bank = banked.bank
+    assert banked.horizon == 10 and len(bank) > 0 and bank.states.shape[1] == 3
+    q = banked.q_values(height, obs, act, seed=None)                               # (S, n)
+    np.testing.assert_array_equal(resolvent.load(policy_run, "favor+b30+k10").q_values(height, obs, act, seed=None), q)
+    combo = lambda f: 2.0 * height(f) - 3.0 * cost(f)  # noqa: E731
+    np.testing.assert_allclose(banked.q_values(combo, obs, act, seed=None),
+                               2.0 * q - 3.0 * banked.q_values(cost, obs, act, seed=None), rtol=1e-4, atol=1e-3)
+    const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
+    np.testing.assert_allclose(banked.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
+    ex = banked.expansion(obs, act, 10)
+    operator = lambda s, a: expansion._q(height, s, a)  # noqa: E731 - G[r], (S, rows)
+    v = bank.tail(height, operator, 0.99)(ex.obs, ex.action)                      # (S, E n)
+    gap = q - expansion.q_values(height, obs, act, seed=None)
+    np.testing.assert_allclose(gap, 0.99 ** 10 * ex.member_mean(ex.alive[-1] * (v - operator(ex.obs, ex.action))),
+                               rtol=1e-4, atol=1e-3)
+    values = bank.values(height, operator, 0.99)                                   # (S, B)
+    _, first, count = np.unique(bank.states, axis=0, return_index=True, return_counts=True)
+    alone = first[count == 1][:5]                                                  # states no other bank state shares
+    np.testing.assert_allclose(bank.tail(height, operator, 0.99)(bank.states[alone], None), values[:, alone], rtol=1e-6)
+    for wrong, why in (("favor+b30", "k >= 1"), ("favor+b400+k10", "rolls out 30 steps"),
+                       ("favor+bx+k10", r"OPERATOR\+bK\+kk")):
+        with pytest.raises(ValueError, match=why):
+            resolvent.load(policy_run, wrong)
+    with pytest.raises(ValueError, match="fixed horizon"):
+        banked.q_values(height, obs, act, horizon="auto")
+    with pytest.raises(FileNotFoundError, match="no bank"):
+        load_bank(run_dir / "models", banked, 30)
 
 
 def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):

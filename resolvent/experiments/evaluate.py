@@ -32,6 +32,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from resolvent.algorithms import distil
+from resolvent.algorithms.bank import Bank, bank_starts
 from resolvent.algorithms.distil import DistilData, target_weights
 from resolvent.algorithms.expansion import Rollouts, along_q
 from resolvent.algorithms.horizon import find_stretches
@@ -52,7 +53,7 @@ from resolvent.experiments.sources import (Rewards, Source, check_same_policy, d
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle
 from resolvent.keys import name_id, named_key
-from resolvent.model import AUTO, OperatorModel, save_stretches, split_method
+from resolvent.model import AUTO, OperatorModel, save_bank, save_stretches, split_method
 from resolvent.rewards import generic_rewards
 
 
@@ -96,10 +97,13 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
     distilled into it (``distil_operator``), saved as the model ``METHOD+dK``, and
     ``METHOD+dK+kk`` for each k in ``cfg.horizons``: G_k with the student as its tail (a k-step
-    rollout at new points where G_K needs K; not one of auto's candidates). The run's
+    rollout at new points where G_K needs K; not one of auto's candidates), and, where
+    ``cfg.bank.points`` = P, ``METHOD+bK+kk`` (K = ``cfg.bank.horizon``): G_k with the data's bank
+    as its tail (``algorithms/bank.py``; its starting states saved beside the models; not one of
+    auto's candidates either). The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
-    if not (cfg.horizons or cfg.distil.horizon) or p.pi is None or p.y is None:
+    if not (cfg.horizons or cfg.distil.horizon or cfg.bank.points) or p.pi is None or p.y is None:
         return {}
     obs, act = p.raw_points()                                              # every point
     rollouts, models = Rollouts(), {}
@@ -143,10 +147,37 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             pred = set_answers(student, p, obs, act)
             out[label] = {**entry(pred, name, 0), "distil_seconds": round(time.perf_counter() - t0, 2),
                           "distil_loss": [float(v) for v in losses[:, -100:].mean(1)]}
-            tails = {f"{label}+k{k}": set_answers(student, p, obs, act, k)      # G_k, the student its tail
-                     for k in sorted(cfg.horizons, reverse=True)}                # the longest rollout first
+            tails = {f"{label}+k{k}": q for k, q in horizon_answers(student, p, obs, act, cfg.horizons).items()}
             out.update({tail: entry(q, name, split_method(tail)[1]) for tail, q in tails.items()})
             save_predictions(run, {label: pred, **tails}, p)
+    policy_models = {name: m for name, m in models.items() if m.scored_under_policy}
+    if cfg.bank.points and cfg.horizons and policy_models:
+        t0 = time.perf_counter()
+        starts = bank_starts(p.features, cfg.bank, name_id(f"{cfg.seed}-bank"))
+        save_bank(cfg.bank, starts, run.path / "models")
+        bank = Bank(cfg.bank, p.pi.model, p.source.policy, starts)
+        built = round(time.perf_counter() - t0, 2)
+        for name, model in policy_models.items():
+            model.bank = bank
+            tails = {f"{name}+b{cfg.bank.horizon}+k{k}": q
+                     for k, q in horizon_answers(model, p, obs, act, cfg.horizons).items()}
+            model.bank = None
+            out.update({tail: {**entry(q, name, split_method(tail)[1]), "bank_seconds": built, "bank_states": len(bank)}
+                        for tail, q in tails.items()})
+            save_predictions(run, tails, p)
+    return out
+
+
+def horizon_answers(model: OperatorModel, p: Problem, obs, act, horizons) -> dict[int, dict]:
+    """G_k's answers at the points for each k of ``horizons``, {k: {set: (S, R, n)}}, reward by
+    reward and the longest horizon first: what a reward's answer keeps (its values along the
+    shared rollout, along the bank) serves every horizon."""
+    fixed = sorted(horizons, reverse=True)
+    out: dict = {k: {} for k in fixed}
+    for s in (s for s in SETS if len(p.sets[s])):
+        per = [[model.q_values(r, obs, act, seed=None, horizon=k) for k in fixed] for _, r in p.source.rewards[s]]
+        for j, k in enumerate(fixed):
+            out[k][s] = np.stack([q[j] for q in per], 1)                               # (S, R, n)
     return out
 
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from resolvent.algorithms import FQEConfig
+from resolvent.algorithms.bank import BankConfig
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.onestep import check as check_onestep
@@ -122,6 +123,9 @@ class EvaluateConfig:
     distil: DistilConfig = field(default_factory=DistilConfig)  # ``METHOD+dK``: the expansion G_K distilled
     #                                    into each operator of the policy encoding (distil.horizon = K; 0: none),
     #                                    and ``METHOD+dK+kk`` for each k of horizons: G_k with it as the tail
+    bank: BankConfig = field(default_factory=BankConfig)  # ``METHOD+bK+kk``: the data's bank, bank.points states
+    #                                    rolled out bank.horizon = K steps once, after training (0: none), the tail
+    #                                    of G_k for each k of horizons: new points without a K-step rollout
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -219,12 +223,13 @@ class EvaluateConfig:
         return self.fqe.gamma
 
     def inert_fields(self) -> tuple[str, ...]:
-        """Fields none of this run's methods reads: the one-step model, its expansions and their distillation, without a
-        method of the policy encoding (favor, fb, pi-attention); auto's band, without auto. A
-        sweep counts two runs that differ only in these as the same run, so a default changed
-        since does not orphan them."""
+        """Fields none of this run's methods reads: the one-step model, its expansions, their
+        distillation and bank, without a method of the policy encoding (favor, fb, pi-attention);
+        auto's band, without auto. A sweep counts two runs that differ only in these as the same
+        run, so a default changed since does not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
-        return (() if policy else ("onestep", "horizons", "stretches", "distil")) + (() if self.auto else ("auto_tie",))
+        return ((() if policy else ("onestep", "horizons", "stretches", "distil", "bank"))
+                + (() if self.auto else ("auto_tie",)))
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "EvaluateConfig":
