@@ -21,10 +21,11 @@ neighbours depend on the points only; a new reward costs its values along the ba
 (P E K reward evaluations and P E operator calls: one rollout's answer, not a new rollout) and a
 gather. k >= 1: the first step is the query's own action, the bank holds pi's.
 
-Measured on Pendulum-Angle expert (favor, P = 2048, T = 100; ``results/accuracy/bank/``): k = 30
-steps and the bank answer with the test MSE of G_400 within 1.2-7x at the reset, trajectory and
-dataset points (0.39 / 0.026 / 0.018 against 0.055 / 0.019 / 0.015), where G_30 alone has
-29.6 / 20.2 / 19.8.
+Measured (``results/accuracy/bank/``; P = 2048, T = 100, 8 neighbours): on Pendulum-Angle expert
+(favor) k = 30 steps and the bank answer with test MSE 0.30 / 0.025 / 0.018 at the reset,
+trajectory and dataset points, where G_30 alone has 29.6 / 20.2 / 19.8 and G_400 0.055 / 0.019 /
+0.015; on HalfCheetah-Vel expert (favor, fb) k = 10-30 and the bank beat G_400's probe R^2 at
+every kind of point. At 1e4 new points the k-step rollout is most of the cost.
 
 Pure pieces: ``BankConfig``, ``bank_starts`` (the P states), ``Bank`` (the rollout, its states'
 search tree, the values of the last reward asked).
@@ -40,6 +41,7 @@ from scipy.spatial import cKDTree
 from resolvent.algorithms.expansion import Policy, along_q, expand
 from resolvent.algorithms.onestep import OneStepModel
 
+NEAR_KEPT = 8   # sets of states whose nearest bank states are kept (``Bank.near``)
 Bootstrap = Callable[[np.ndarray, np.ndarray], np.ndarray]   # G[r] at (s, pi(s)): (rows, ds), (rows, da) -> (S, rows)
 
 
@@ -50,7 +52,7 @@ class BankConfig:
     points: int = 0               # P: the data's states the bank rolls out from (0: no bank)
     horizon: int = 400            # K: model steps of each bank rollout before the operator
     steps: int = 100              # T: the states after steps 1..T of every rollout kept as bank states (T < K)
-    neighbours: int = 1           # bank states whose values are averaged (weights 1 / distance)
+    neighbours: int = 8           # bank states whose values are averaged (weights 1 / distance)
     starts: float = 0.5           # the share of the P states drawn from the episodes' first states
 
     def __post_init__(self):
@@ -90,16 +92,16 @@ class Bank:
 
     def __init__(self, cfg: BankConfig, onestep: OneStepModel, policy: Policy, starts: np.ndarray):
         self.cfg, self.starts = cfg, np.asarray(starts, np.float32)
-        self.rollout = expand(onestep, policy, self.starts, policy(self.starts), cfg.horizon)
-        ex, t = self.rollout, cfg.steps
-        live = (ex.weights.reshape(-1) > 0)[None] & (ex.alive[1:t + 1] > 0.5)          # (T, E P)
-        self.rows = np.flatnonzero(live.reshape(-1))                                   # (B,) of T E P
-        ds = self.starts.shape[1]
+        ex = expand(onestep, policy, self.starts, policy(self.starts), cfg.horizon)
+        self.rollout = ex.rows(np.flatnonzero(ex.weights.reshape(-1) > 0))            # the kept members': m P rows
+        del ex
+        t, ds = cfg.steps, self.starts.shape[1]
+        self.rows = np.flatnonzero(self.rollout.alive[1:t + 1].reshape(-1) > 0.5)     # (B,) of T m P: the live
         self.scale = np.asarray(onestep.x_std[:ds], np.float32)
-        self.states = ex.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]              # (B, ds)
+        self.states = self.rollout.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]    # (B, ds)
         self.tree = cKDTree(self.states / self.scale)
         self._values: tuple | None = None        # (reward, bootstrap's owner, (S, B)): the last asked
-        self._near: tuple | None = None          # (hash of the states, (n, N) rows, (n, N) weights)
+        self._near: dict = {}                    # (shape, hash of the states) -> ((n, N) rows, (n, N) weights)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -110,7 +112,7 @@ class Bank:
         held = self._values
         if held is not None and held[0] is reward and held[1] is owner:
             return held[2]
-        v = along_q(self.rollout, reward, bootstrap, gamma, tuple(range(1, self.cfg.steps + 1)))   # (S, T, E P)
+        v = along_q(self.rollout, reward, bootstrap, gamma, tuple(range(1, self.cfg.steps + 1)))   # (S, T, m P)
         v = v.reshape(*v.shape[:-2], -1)[..., self.rows]                                    # (S, B)
         self._values = (reward, owner, v)
         return v
@@ -118,18 +120,21 @@ class Bank:
     def neighbours_of(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The nearest bank states to each row of ``obs`` (n, ds): their rows (n, N) and weights
         (n, N), 1 / distance normalised to sum to 1 (a state of the bank itself: its own value)."""
-        d, i = self.tree.query(np.asarray(obs, np.float32) / self.scale, k=self.cfg.neighbours)
+        d, i = self.tree.query(np.asarray(obs, np.float32) / self.scale, k=self.cfg.neighbours, workers=-1)
         d, i = d.reshape(len(obs), -1), i.reshape(len(obs), -1)                     # (n, N)
         w = np.where(d[:, :1] < 1e-9, d < 1e-9, 1.0 / np.maximum(d, 1e-9))         # on a bank state: its own
         return i, w / w.sum(1, keepdims=True)
 
     def near(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``neighbours_of``, kept for the last states asked: every reward at the same points shares them."""
+        """``neighbours_of``, kept for the last ``NEAR_KEPT`` sets of states asked: every reward at
+        the same points (at each of their horizons) shares them."""
         obs = np.asarray(obs, np.float32)
         tag = (obs.shape, hash(obs.tobytes()))
-        if self._near is None or self._near[0] != tag:
-            self._near = (tag, *self.neighbours_of(obs))
-        return self._near[1], self._near[2]
+        if tag not in self._near:
+            if len(self._near) >= NEAR_KEPT:
+                del self._near[next(iter(self._near))]                               # the oldest
+            self._near[tag] = self.neighbours_of(obs)
+        return self._near[tag]
 
     def tail(self, reward: Callable, bootstrap: Bootstrap, gamma: float, owner: object = None) -> Bootstrap:
         """V[r] as an expansion's tail: (s_k (rows, ds), pi(s_k)) -> (S, rows)."""

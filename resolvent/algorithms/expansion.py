@@ -133,6 +133,17 @@ class Expansion:
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 
+    def rows(self, rows: np.ndarray) -> "Expansion":
+        """The rollouts of some of the E n rows (``rows``, e.g. the kept members'), each now a
+        point of its own with one member (weight 1): what ``along_q`` answers along them, copied
+        out (the states once, as ``rollout`` keeps them), so the other rows' memory can go."""
+        steps = {key: v[:, rows] for key, v in self.steps.items() if key not in STATES}
+        if self.horizon:
+            states = np.concatenate([self.steps["obs"][:, rows], self.obs[rows][None]])   # (k + 1, rows, ds)
+            steps |= {"obs": states[:-1], "next_obs": states[1:]}
+        return Expansion(steps, self.alive[:, rows], self.obs[rows], self.action[rows],
+                         np.zeros((len(self.alive), 1, len(rows))), 0)
+
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
         horizon (the model and pi are deterministic), without rolling out again."""

@@ -339,3 +339,18 @@ def test_a_chunk_makes_only_the_columns_the_reward_reads(kept):
     e.steps["action"] = _Unread(e.steps["action"])
     got = e.step_rewards(height, "rollout", rows)
     np.testing.assert_allclose(got, want if rows is None else want[:, rows], rtol=1e-6)
+
+
+def test_an_expansions_rows_answer_as_in_the_whole():
+    """``Expansion.rows``: some rows of a rollout, each its own point of one member, answer along
+    themselves (``along_q``) as those rows do in the whole rollout, their states kept once."""
+    d = np.array([0.1, -0.2], np.float32)
+    ex = expand(ensemble([d, d * 1.1, 5 * d], keep=2), policy, OBS, ACT, 6)       # 3 members x 3 points
+    rows = np.array([1, 4, 6])
+    part = ex.rows(rows)
+    assert part.weights.shape == (1, 3) and np.all(part.weights == 1.0) and part.horizon == 6
+    assert np.shares_memory(part.steps["obs"], part.steps["next_obs"])
+    reward = lambda f: f["obs"][:, 0] - f["action"][:, 0] ** 2  # noqa: E731
+    tail = lambda s, a: np.stack([s[:, 0], 2 * s[:, 1]])  # noqa: E731 - two seeds
+    whole = along_q(ex, reward, tail, 0.9, (0, 2, 5))                              # (2, 3, E n)
+    np.testing.assert_allclose(along_q(part, reward, tail, 0.9, (0, 2, 5)), whole[..., rows], rtol=1e-6)
