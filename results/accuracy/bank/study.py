@@ -3,7 +3,8 @@ operator, its expansions G_k and G_K, and k model steps with the bank as the tai
 reward set and kind of points, side by side, with the seconds each set of answers took.
 
     python results/accuracy/bank/study.py RUN --methods favor,fb [--points 2048] [--horizon 400]
-        [--bank-steps 100] [--neighbours 1,8] [--tails 1,10,30] --out results/accuracy/bank/NAME.json
+        [--bank-steps 100] [--neighbours 1,8] [--tails 1,10,30] [--query-members 1,3]
+        --out results/accuracy/bank/NAME.json
 
 The bank is rolled out from the run's own starting states (those ``resolvent evaluate --bank.points``
 would save) once per operator and neighbour count (its seconds in ``bank_seconds``); ``seconds``
@@ -17,6 +18,7 @@ import json
 import time
 from pathlib import Path
 
+import jax
 import numpy as np
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
@@ -27,8 +29,14 @@ from resolvent.experiments.scoring import entry_of, score
 from resolvent.keys import name_id
 from resolvent.model import OperatorModel
 
-SHOWN = ("test_mse", "test_r2", "probe_r2", "traj_test_mse", "traj_test_r2", "traj_probe_r2", "data_test_mse",
-         "data_test_r2", "data_probe_r2")
+SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (
+    ("test", "mse"), ("test", "r2"), ("train", "mse"), ("probe", "r2")))   # (a dataset of one's own: its reward, train)
+
+
+def first_members(onestep, m: int):
+    """The one-step ensemble's first m members (m = 1: a single model, its leading axis dropped)."""
+    cut = (lambda a: a[0]) if m == 1 else (lambda a: a[:m])  # noqa: E731
+    return onestep._replace(params=jax.tree_util.tree_map(cut, onestep.params))
 
 
 def main() -> None:
@@ -40,6 +48,8 @@ def main() -> None:
     ap.add_argument("--bank-steps", type=int, default=100, help="T: the steps of each rollout kept as bank states")
     ap.add_argument("--neighbours", default="1,8")
     ap.add_argument("--tails", default="1,10,30", help="k: model steps before the bank answers")
+    ap.add_argument("--query-members", default="",
+                    help="also the bank after k steps of only the first m members at the points (m, comma-separated)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path = Path(args.run), Path(args.out)
@@ -77,6 +87,15 @@ def main() -> None:
             for k in tails:
                 row(f"{name}+b{args.horizon}+k{k} n={n}", answers[k], seconds / len(tails),
                     bank_seconds=round(built, 2), bank_states=len(model.bank))
+            for m in (int(x) for x in args.query_members.split(",") if x):
+                model.onestep, model.rollouts = first_members(p.pi.model, m), Rollouts()
+                t0 = time.perf_counter()
+                answers = horizon_answers(model, p, obs, act, tails)
+                seconds = time.perf_counter() - t0
+                for k in tails:
+                    row(f"{name}+b{args.horizon}+k{k} n={n}, {m} member(s) at the points", answers[k],
+                        seconds / len(tails))
+                model.onestep, model.rollouts = p.pi.model, rollouts
             model.bank = None
 
 if __name__ == "__main__":
