@@ -116,7 +116,7 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
     then at new points the k-step rollout (``rollout_ms``, the expansion's), the nearest bank states
     to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``)."""
     t0 = time.perf_counter()
-    model.bank = Bank(bank_cfg, model.onestep, model.target_policy, starts)
+    model.bank = Bank(bank_cfg, starts).build(model.onestep, model.target_policy)
     bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
     for k in horizons:
         s_k = model.expansion(obs, act, k).obs                                     # (E n, ds) where the bank answers

@@ -130,7 +130,7 @@ class OperatorModel:
     peers: tuple = ()                   # "auto": other operators of the same data (their spread is e_op)
     #                                     (these three are not saved with the model: ``load`` attaches the run's)
     bank: Bank | None = None            # the data's bank: the expansion's tail where set (``METHOD+bK+kk``;
-    #                                     rolled out by ``load`` from the run's saved starting states)
+    #                                     ``load`` gives the run's, rolled out when first asked)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -276,7 +276,9 @@ class OperatorModel:
         the bank's values near s_k where the model has a bank, else the operator G[r] itself."""
         def operator(obs, actions):
             return self._q(reward, obs, actions)
-        return operator if self.bank is None else self.bank.tail(reward, operator, self.gamma, owner=self)
+        if self.bank is None:
+            return operator
+        return self.bank.build(self.onestep, self.target_policy).tail(reward, operator, self.gamma, owner=self)
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
         """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,
@@ -522,7 +524,7 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
             if model.onestep is not None:
                 break
     if banked:
-        model.bank = load_bank(models, model, banked)
+        model.bank = load_bank(models, banked)
     if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
         config = json.loads((Path(run_dir) / "config.json").read_text())
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
@@ -566,16 +568,16 @@ def load_stretches(directory: str | Path) -> Stretches | None:
 BANK = "bank.npz"   # a run's bank: its configuration and the states it rolls out from, beside its models
 
 
-def save_bank(cfg: BankConfig, starts: np.ndarray, directory: str | Path) -> None:
+def save_bank(bank: Bank, directory: str | Path) -> None:
     """The bank's configuration and starting states (P, ds) beside a run's models: ``load``
-    rolls it out again (the one-step model and pi are deterministic: the same bank)."""
-    atomic_savez(Path(directory) / BANK, starts=np.asarray(starts, np.float32),
-                 config=np.array(json.dumps(asdict(cfg))))
+    gives it back, rolled out again when first asked (the one-step model and pi are
+    deterministic: the same bank)."""
+    atomic_savez(Path(directory) / BANK, starts=bank.starts, config=np.array(json.dumps(asdict(bank.cfg))))
 
 
-def load_bank(directory: str | Path, model: "OperatorModel", horizon: int) -> Bank:
-    """The run's bank, rolled out by ``model``'s one-step model and target policy; its horizon
-    must be the one named (``METHOD+bK``)."""
+def load_bank(directory: str | Path, horizon: int) -> Bank:
+    """The run's bank (its starting states; rolled out when first asked, by the model that holds
+    it); its horizon must be the one named (``METHOD+bK``)."""
     path = Path(directory) / BANK
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: this run has no bank (run evaluate with --bank.points P)")
@@ -584,8 +586,7 @@ def load_bank(directory: str | Path, model: "OperatorModel", horizon: int) -> Ba
     if cfg.horizon != horizon:
         raise ValueError(f"this run's bank rolls out {cfg.horizon} steps, not {horizon}: "
                          f"name it METHOD+b{cfg.horizon}+kK")
-    model._check_rollout()
-    return Bank(cfg, model.onestep, model.target_policy, starts)
+    return Bank(cfg, starts)
 
 
 def split_bank(base: str) -> tuple[str, int]:

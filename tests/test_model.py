@@ -245,9 +245,13 @@ def test_the_banks_answers(policy_run, run_dir):
     height = lambda f: f["obs"][:, 0]  # noqa: E731
     cost = lambda f: f["obs"][:, 1] - 0.1 * f["action"][:, 0] ** 2  # noqa: E731
     banked, expansion = resolvent.load(policy_run, "favor+b30+k10"), resolvent.load(policy_run, "favor+k10")
-    bank = banked.bank
+    bank, policy = banked.bank, banked.target_policy
+    banked.target_policy = None                        # (a run whose policy was a callable: set it, then ask)
+    with pytest.raises(ValueError, match="set model.target_policy"):
+        banked.q_values(height, obs, act)
+    banked.target_policy = policy
+    q = banked.q_values(height, obs, act, seed=None)                               # (S, n): the bank built now
     assert banked.horizon == 10 and len(bank) > 0 and bank.states.shape[1] == 3
-    q = banked.q_values(height, obs, act, seed=None)                               # (S, n)
     np.testing.assert_array_equal(resolvent.load(policy_run, "favor+b30+k10").q_values(height, obs, act, seed=None), q)
     combo = lambda f: 2.0 * height(f) - 3.0 * cost(f)  # noqa: E731
     np.testing.assert_allclose(banked.q_values(combo, obs, act, seed=None),
@@ -271,7 +275,7 @@ def test_the_banks_answers(policy_run, run_dir):
     with pytest.raises(ValueError, match="fixed horizon"):
         banked.q_values(height, obs, act, horizon="auto")
     with pytest.raises(FileNotFoundError, match="no bank"):
-        load_bank(run_dir / "models", banked, 30)
+        load_bank(run_dir / "models", 30)
 
 
 def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):

@@ -27,8 +27,8 @@ trajectory and dataset points, where G_30 alone has 29.6 / 20.2 / 19.8 and G_400
 0.015; on HalfCheetah-Vel expert (favor, fb) k = 10-30 and the bank beat G_400's probe R^2 at
 every kind of point. At 1e4 new points the k-step rollout is most of the cost.
 
-Pure pieces: ``BankConfig``, ``bank_starts`` (the P states), ``Bank`` (the rollout, its states'
-search tree, the values of the last reward asked).
+Pure pieces: ``BankConfig``, ``bank_starts`` (the P states), ``Bank`` (the starting states; once
+built, the rollout, its states' search tree, the values of the last reward asked).
 """
 from __future__ import annotations
 
@@ -87,21 +87,32 @@ def bank_starts(features: dict, cfg: BankConfig, seed: int) -> np.ndarray:
 
 
 class Bank:
-    """The bank's rollouts from ``starts`` (P, ds) under ``policy``, their kept members' live
-    states after steps 1 to T, and the search for the nearest of them."""
+    """The bank: its starting states (P, ds), and once ``build`` has rolled them out under a
+    one-step model and pi, the kept members' live states after steps 1 to T and the search for
+    the nearest of them. Built when first asked (``OperatorModel`` builds it with its own one-step
+    model and target policy), so a model loaded before its policy is set can carry one."""
 
-    def __init__(self, cfg: BankConfig, onestep: OneStepModel, policy: Policy, starts: np.ndarray):
+    def __init__(self, cfg: BankConfig, starts: np.ndarray):
         self.cfg, self.starts = cfg, np.asarray(starts, np.float32)
-        ex = expand(onestep, policy, self.starts, policy(self.starts), cfg.horizon)
+        self._by: tuple | None = None            # (one-step model, policy) of the rollout made
+
+    def build(self, onestep: OneStepModel, policy: Policy) -> "Bank":
+        """The K-step rollout from the starting states and the tree over its states, made once
+        for this one-step model and policy (again for others). Returns the bank."""
+        if self._by is not None and self._by[0] is onestep and self._by[1] is policy:
+            return self
+        ex = expand(onestep, policy, self.starts, policy(self.starts), self.cfg.horizon)
         self.rollout = ex.rows(np.flatnonzero(ex.weights.reshape(-1) > 0))            # the kept members': m P rows
         del ex
-        t, ds = cfg.steps, self.starts.shape[1]
+        t, ds = self.cfg.steps, self.starts.shape[1]
         self.rows = np.flatnonzero(self.rollout.alive[1:t + 1].reshape(-1) > 0.5)     # (B,) of T m P: the live
         self.scale = np.asarray(onestep.x_std[:ds], np.float32)
         self.states = self.rollout.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]    # (B, ds)
         self.tree = cKDTree(self.states / self.scale)
         self._values: tuple | None = None        # (reward, bootstrap's owner, (S, B)): the last asked
         self._near: dict = {}                    # (shape, hash of the states) -> ((n, N) rows, (n, N) weights)
+        self._by = (onestep, policy)
+        return self
 
     def __len__(self) -> int:
         return len(self.rows)

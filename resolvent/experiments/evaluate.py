@@ -153,9 +153,9 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     policy_models = {name: m for name, m in models.items() if m.scored_under_policy}
     if cfg.bank.points and cfg.horizons and policy_models:
         t0 = time.perf_counter()
-        starts = bank_starts(p.features, cfg.bank, name_id(f"{cfg.seed}-bank"))
-        save_bank(cfg.bank, starts, run.path / "models")
-        bank = Bank(cfg.bank, p.pi.model, p.source.policy, starts)
+        bank = Bank(cfg.bank, bank_starts(p.features, cfg.bank, name_id(f"{cfg.seed}-bank")))
+        save_bank(bank, run.path / "models")
+        bank.build(p.pi.model, p.source.policy)
         built = round(time.perf_counter() - t0, 2)
         for name, model in policy_models.items():
             model.bank = bank

@@ -79,7 +79,7 @@ def main() -> None:
             if starts is None:
                 starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
             t0 = time.perf_counter()
-            model.bank = Bank(bcfg, p.pi.model, p.source.policy, starts)
+            model.bank = Bank(bcfg, starts).build(p.pi.model, p.source.policy)
             built = time.perf_counter() - t0
             t0 = time.perf_counter()
             answers = horizon_answers(model, p, obs, act, tails)
