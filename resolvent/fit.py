@@ -42,6 +42,7 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``resolvent/endings.py`` knows for the dataset's environment, where the data agrees with it):
     the one-step model's rollouts end by it, and what an ending pays is learned from the data's
     terminal transitions. ``config``: any other ``EvaluateConfig`` field (``m``, ``n_initial``,
+    ``bank=BankConfig(points=2048)``: the data's bank, ``resolvent.load(out, "favor+b400+k30")``,
     ...). ``resume=True`` continues a killed run in ``out`` with its own configuration (give the
     same callables again; any option given must agree with the run's, and the policy's actions
     must be the same).
