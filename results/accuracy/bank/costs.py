@@ -1,0 +1,83 @@
+"""What the bank costs on a finished run, part by part, at 1e4 new points (warm medians): the bank
+itself (its rollout and tree, once), a new reward's values along it, the nearest bank states to
+every member's s_k, and the k-step rollout from the points.
+
+    python results/accuracy/bank/costs.py RUN [--method favor] [--points 2048] [--pairs 10000]
+        [--horizons 10,30] [--repeats 3] --out results/accuracy/bank/NAME-costs.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
+from resolvent.algorithms.expansion import expand
+from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.keys import name_id
+from resolvent.model import OperatorModel
+
+
+def warm_ms(f, repeats: int) -> float:
+    """Median wall milliseconds of ``f()`` over ``repeats`` calls after one."""
+    f()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        f()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("run")
+    ap.add_argument("--method", default="favor")
+    ap.add_argument("--points", type=int, default=2048)
+    ap.add_argument("--pairs", type=int, default=10_000)
+    ap.add_argument("--horizons", default="10,30")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out", required=True)
+    args = ap.parse_args()
+    run = Path(args.run)
+    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
+    p = prepare(cfg)
+    model = OperatorModel.load(run / "models", args.method)
+    model.onestep, model.target_policy = p.pi.model, p.source.policy
+    bcfg = BankConfig(points=args.points)
+    starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
+    t0 = time.perf_counter()
+    bank = Bank(bcfg, starts).build(p.pi.model, p.source.policy)
+    out = {"run": str(run), "method": args.method, "points": args.points, "bank_states": len(bank),
+           "bank_ms": round(1e3 * (time.perf_counter() - t0), 1),
+           "bank_bytes": int(sum(v.nbytes for v in bank.rollout.steps.values() if v.base is None)
+                             + bank.rollout.steps["obs"].base.nbytes + bank.states.nbytes),
+           "state_dims": int(starts.shape[1]), "pairs": args.pairs}
+    _, reward = p.source.rewards["test" if p.source.rewards["test"] else "train"][0]
+
+    def operator(s, a):
+        return model._q(reward, s, a)
+
+    def values():                       # a new reward each call: nothing kept
+        bank._values = None
+        return bank.values(reward, operator, model.gamma, owner=model)
+
+    out["values_ms"] = round(warm_ms(values, args.repeats), 1)
+    idx = np.random.default_rng(0).choice(len(p.features["obs"]), min(args.pairs, len(p.features["obs"])),
+                                          replace=False)
+    obs, act = np.asarray(p.features["obs"])[idx], np.asarray(p.features["action"])[idx]
+    for k in (int(x) for x in args.horizons.split(",")):
+        out[f"rollout_ms_k{k}"] = round(warm_ms(lambda: expand(p.pi.model, p.source.policy, obs, act, k),
+                                                args.repeats), 1)
+        s_k = expand(p.pi.model, p.source.policy, obs, act, k).obs                 # (E n, ds)
+        out[f"near_ms_k{k}"] = round(warm_ms(lambda: bank.neighbours_of(s_k), args.repeats), 1)
+    print(json.dumps(out), flush=True)
+    Path(args.out).write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
