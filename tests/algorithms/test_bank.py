@@ -37,7 +37,8 @@ def test_bank_starts_take_the_episodes_first_states_then_others():
                                       (dict(points=4, steps=0), "steps must be 1 to"),
                                       (dict(points=4, horizon=10, steps=10), "steps must be 1 to"),
                                       (dict(neighbours=0), "neighbours must be >= 1"),
-                                      (dict(starts=1.5), "a share of the points")])
+                                      (dict(starts=1.5), "a share of the points"),
+                                      (dict(eps=-0.1), "eps must be >= 0")])
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
         BankConfig(**bad)

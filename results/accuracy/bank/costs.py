@@ -3,11 +3,12 @@ itself (its rollout and tree, once), a new reward's values along it, the nearest
 every member's s_k, and the k-step rollout from the points.
 
     python results/accuracy/bank/costs.py RUN [--method favor] [--points 2048] [--pairs 10000]
-        [--horizons 10,30] [--repeats 3] --out results/accuracy/bank/NAME-costs.json
+        [--horizons 10,30] [--repeats 3] [--eps 0,1] --out results/accuracy/bank/NAME-costs.json
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -41,6 +42,7 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default="10,30")
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--eps", default="0", help="the search's eps (BankConfig.eps), comma-separated: each timed")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
@@ -74,7 +76,11 @@ def main() -> None:
         out[f"rollout_ms_k{k}"] = round(warm_ms(lambda: expand(p.pi.model, p.source.policy, obs, act, k),
                                                 args.repeats), 1)
         s_k = expand(p.pi.model, p.source.policy, obs, act, k).obs                 # (E n, ds)
-        out[f"near_ms_k{k}"] = round(warm_ms(lambda: bank.neighbours_of(s_k), args.repeats), 1)
+        for eps in (float(e) for e in args.eps.split(",")):
+            bank.cfg = dataclasses.replace(bcfg, eps=eps)
+            out[f"near_ms_k{k}" + (f"_eps{eps:g}" if eps else "")] = round(
+                warm_ms(lambda: bank.neighbours_of(s_k), args.repeats), 1)
+        bank.cfg = bcfg
     print(json.dumps(out), flush=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
 
