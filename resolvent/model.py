@@ -581,8 +581,12 @@ def load_bank(directory: str | Path, horizon: int) -> Bank:
     path = Path(directory) / BANK
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist: this run has no bank (run evaluate with --bank.points P)")
-    with np.load(path) as z:
-        cfg, starts = from_dict(BankConfig, json.loads(str(z["config"]))), z["starts"]
+    try:
+        with np.load(path) as z:
+            cfg, starts = from_dict(BankConfig, json.loads(str(z["config"]))), z["starts"]
+    except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
+        raise CheckpointError(f"{path} is corrupt or incomplete ({type(e).__name__}: {e}); "
+                              f"rerun the run's evaluation (--resume) to write it again") from None
     if cfg.horizon != horizon:
         raise ValueError(f"this run's bank rolls out {cfg.horizon} steps, not {horizon}: "
                          f"name it METHOD+b{cfg.horizon}+kK")

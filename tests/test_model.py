@@ -230,7 +230,7 @@ def test_distilled_operator_as_the_expansions_tail(policy_run):
     np.testing.assert_allclose(hybrid.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
 
 
-def test_the_banks_answers(policy_run, run_dir):
+def test_the_banks_answers(policy_run, run_dir, tmp_path):
     """``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k (the rest
     of their own rollouts), scored at every horizon of the run (not one of auto's candidates) and
     loaded by name, the bank rolled out again from its saved states (the same answers); linear in
@@ -276,6 +276,11 @@ def test_the_banks_answers(policy_run, run_dir):
         banked.q_values(height, obs, act, horizon="auto")
     with pytest.raises(FileNotFoundError, match="no bank"):
         load_bank(run_dir / "models", 30)
+    bad = tmp_path / "models"
+    bad.mkdir()
+    (bad / "bank.npz").write_bytes(b"not a bank")
+    with pytest.raises(CheckpointError, match="bank.npz is corrupt"):
+        load_bank(bad, 30)
 
 
 def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):
