@@ -111,6 +111,9 @@ class Bank:
         del ex
         t, ds = self.cfg.steps, self.starts.shape[1]
         self.rows = np.flatnonzero(self.rollout.alive[1:t + 1].reshape(-1) > 0.5)     # (B,) of T m P: the live
+        if not len(self.rows):
+            raise ValueError(f"the bank has no states: every rollout from its {len(self.starts)} starting states "
+                             f"ended at its first step (a termination rule that ends every transition?)")
         self.scale = np.asarray(onestep.x_std[:ds], np.float32)
         self.states = self.rollout.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]    # (B, ds)
         self.tree = cKDTree(self.states / self.scale)
@@ -136,8 +139,8 @@ class Bank:
     def neighbours_of(self, obs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The nearest bank states to each row of ``obs`` (n, ds): their rows (n, N) and weights
         (n, N), 1 / distance normalised to sum to 1 (a state of the bank itself: its own value)."""
-        d, i = self.tree.query(np.asarray(obs, np.float32) / self.scale, k=self.cfg.neighbours, eps=self.cfg.eps,
-                               workers=-1)
+        n = min(self.cfg.neighbours, len(self.rows))                                # a bank smaller than N: all of it
+        d, i = self.tree.query(np.asarray(obs, np.float32) / self.scale, k=n, eps=self.cfg.eps, workers=-1)
         d, i = d.reshape(len(obs), -1), i.reshape(len(obs), -1)                     # (n, N)
         w = np.where(d[:, :1] < 1e-9, d < 1e-9, 1.0 / np.maximum(d, 1e-9))         # on a bank state: its own
         return i, w / w.sum(1, keepdims=True)

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from resolvent.algorithms.bank import BankConfig, bank_starts, episode_starts
+from resolvent.algorithms.bank import Bank, BankConfig, bank_starts, episode_starts
+from onestep_models import drift_model, goal_model
 
 
 def episodes(lengths: list[int], ds: int = 2, seed: int = 0) -> dict:
@@ -42,3 +43,27 @@ def test_bank_starts_take_the_episodes_first_states_then_others():
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
         BankConfig(**bad)
+
+
+def test_a_bank_of_fewer_states_than_neighbours_answers_from_all_of_them():
+    """s_t = s_0 + 0.1 t (one member): two starting states, bank states after steps 1 and 2 (four
+    of them, fewer than the 8 neighbours asked); a bank state's own value is the rest of its
+    rollout, sum_{t<K} gamma^(t-j) r(x_t) + gamma^(K-j) G, and every answer is finite."""
+    bank = Bank(BankConfig(points=2, horizon=4, steps=2, neighbours=8), np.zeros((2, 2), np.float32))
+    bank.starts[1] = 1.0
+    bank.build(drift_model(np.array([0.1, 0.1], np.float32)), lambda s: np.zeros((len(s), 1), np.float32))
+    assert len(bank) == 4
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    g = lambda s, a: np.stack([np.zeros(len(s)), np.ones(len(s))])  # noqa: E731 - two seeds: G = 0, G = 1
+    v = bank.tail(height, g, 0.9)(bank.states, None)                             # (2, 4)
+    s1 = bank.states[0, 0]                                                          # the first state after step 1
+    want = [sum(0.9 ** u * (s1 + 0.1 * u) for u in range(3)) + 0.9 ** 3 * seed for seed in (0, 1)]
+    np.testing.assert_allclose(v[:, 0], want, rtol=1e-5)
+    assert np.all(np.isfinite(bank.tail(height, g, 0.9)(np.full((3, 2), 5.0, np.float32), None)))
+
+
+def test_a_bank_whose_rollouts_all_end_at_once_says_so():
+    rule = lambda f: np.ones(len(f["obs"]), np.float32)  # noqa: E731 - every transition ends
+    bank = Bank(BankConfig(points=3, horizon=4, steps=2), np.zeros((3, 1), np.float32))
+    with pytest.raises(ValueError, match="the bank has no states"):
+        bank.build(goal_model(np.array([0.3], np.float32), -1.0, 10.0, rule), lambda s: np.zeros_like(s))
