@@ -1,0 +1,39 @@
+"""A run made with the bank (``--bank.points``) and the trust report: every expansion's and bank
+answer's test MSE and probe R^2 at the three kinds of points, their held-out agreement with
+per-reward FQE, and what auto's rule keeps with and without the bank's answers as candidates.
+
+    resolvent evaluate pendulum-angle --methods favor,fb --seeds 1 --bank.points 2048 --trust on --out runs/bank-trust
+    cd results/accuracy/bank/pendulum-trust && python auto.py ../../../../runs/bank-trust/results.json > auto.txt
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
+from resolvent.experiments.trust import choose_method, mean_over_heldout
+from resolvent.model import split_bank, split_method
+
+SHOWN = ("test_mse", "traj_test_mse", "data_test_mse", "probe_r2", "traj_probe_r2", "data_probe_r2")
+
+
+def main() -> None:
+    methods = json.loads(open(sys.argv[1]).read())["methods"]
+    print("| answer | " + " | ".join(SHOWN) + " | held-out rel. RMSE against FQE |")
+    print("|---" * (len(SHOWN) + 2) + "|")
+    for m, e in methods.items():
+        if "trust_rel_rmse_each" in e:
+            cells = [f"{float(np.mean(e[k])):.3g}" for k in SHOWN]
+            print(f"| {m} | " + " | ".join(cells) + f" | {mean_over_heldout(e, 'trust_rel_rmse_each'):.4f} |")
+    tie = EvaluateConfig().auto_tie
+    operator = lambda m: split_bank(split_method(m)[0])[0]  # noqa: E731 - favor+b400+k30 -> favor
+    usual = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
+    banked = tuple(m for m in methods if operator(m) in AUTO_CANDIDATES and "+d" not in m)
+    for label, candidates in (("auto's candidates", usual), ("and the bank's answers", banked)):
+        print(f"\n{label}: {choose_method(methods, candidates, tie)['chosen']}")
+
+
+if __name__ == "__main__":
+    main()
