@@ -221,9 +221,7 @@ def expansion_answers(models: dict[str, OperatorModel], p: Problem, obs, act, ho
 
 def set_answers(model: OperatorModel, p: Problem, obs, act, horizon: int = 0) -> dict:
     """Every reward set's answers at the points (obs, act) at one horizon: {set: (S, R, n)}."""
-    return {s: np.stack([model.q_values(r, obs, act, seed=None, horizon=horizon)
-                         for _, r in p.source.rewards[s]], 1)                   # (S, R, n)
-            for s in SETS if len(p.sets[s])}
+    return horizon_answers(model, p, obs, act, [horizon])[horizon]
 
 
 def distil_operator(cfg: EvaluateConfig, p: Problem, model: OperatorModel) -> tuple[OperatorModel, np.ndarray]:

@@ -1,4 +1,5 @@
-"""What the bank costs on a finished run, part by part, at 1e4 new points (warm medians): the bank
+"""What the bank costs on a finished run, part by part, at 1e4 new points (warm medians, the
+benchmark's ``warm_ms``; run from the repository root): the bank
 itself (its rollout and tree, once), a new reward's values along it, the nearest bank states to
 every member's s_k, and the k-step rollout from the points.
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import statistics
+import sys
 import time
 from pathlib import Path
 
@@ -22,16 +23,8 @@ from resolvent.experiments import EvaluateConfig, RunDir, prepare
 from resolvent.keys import name_id
 from resolvent.model import OperatorModel
 
-
-def warm_ms(f, repeats: int) -> float:
-    """Median wall milliseconds of ``f()`` over ``repeats`` calls after one."""
-    f()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        f()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+sys.path.insert(0, "benchmarks")
+from zero_shot import warm_ms  # noqa: E402  (benchmarks/ is not a package)
 
 
 def main() -> None:

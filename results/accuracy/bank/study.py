@@ -24,7 +24,7 @@ import numpy as np
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.expansion import Rollouts
 from resolvent.experiments import EvaluateConfig, RunDir, prepare
-from resolvent.experiments.evaluate import horizon_answers
+from resolvent.experiments.evaluate import horizon_answers, set_answers
 from resolvent.experiments.scoring import entry_of, score
 from resolvent.keys import name_id
 from resolvent.model import OperatorModel
@@ -74,7 +74,7 @@ def main() -> None:
         model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
         for k in sorted({0, *tails, args.horizon}):
             t0 = time.perf_counter()
-            row(f"{name}+k{k}", horizon_answers(model, p, obs, act, [k])[k], time.perf_counter() - t0)
+            row(f"{name}+k{k}", set_answers(model, p, obs, act, k), time.perf_counter() - t0)
         for n, eps in ((int(x), float(e)) for x in args.neighbours.split(",") for e in args.eps.split(",")):
             bcfg = BankConfig(points=args.points, horizon=args.horizon, steps=args.bank_steps, neighbours=n, eps=eps)
             if starts is None:
