@@ -39,7 +39,9 @@ A run with a bank (``bank.points`` = P; ``--bank P`` for any run, or when traini
 ``bank_ms`` is the bank's K-step rollout from the P states and its search tree (once per run, at
 fit or load time, before any reward); ``answer_ms`` at new points is the k-step rollout, the
 nearest bank states to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``: its
-values along the bank's rollouts, their gather and the first k steps).
+values along the bank's rollouts, their gather and the first k steps). With ``bank.reach`` > 0 (the
+default) each point stops rolling where the bank reaches it: the rollout (``rollout_ms``) is its
+own, at most k steps, ``steps_mean`` the model steps a point took on average.
 
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
@@ -67,7 +69,7 @@ from resolvent.keys import name_id
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
             distil=DistilConfig(horizon=2, points=32, rewards=4, steps=10, batch_size=16, n_refs=16),
-            bank=BankConfig(horizon=3, steps=2),
+            bank=BankConfig(horizon=3, steps=2, least=1),
             m=16, n_initial=4, n_train_rewards=8, n_test_rewards=2, hidden=(16,), features=8, gt_tol=1e-3,
             sf_fit_points=512, sf_generic_basis=8, eval_points=("reset",))
 
@@ -113,19 +115,24 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
               reward, obs, act, gt, truth, repeats: int) -> list[dict]:
     """``METHOD+bK+kk`` for each k of ``horizons`` (``model``: the operator, seed 0, with the run's
     one-step model and policy): the bank's rollout from ``starts`` and its tree once (``bank_ms``),
-    then at new points the k-step rollout (``rollout_ms``, the expansion's), the nearest bank states
-    to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``)."""
+    then at new points the k-step rollout (``rollout_ms``: the expansion's, or with ``bank.reach``
+    its own, each point stopping where the bank reaches it), the nearest bank states to s_k
+    (``near_ms``) and a new reward's answer from them (``rolled_ms``)."""
     t0 = time.perf_counter()
     model.bank = Bank(bank_cfg, starts).build(model.onestep, model.target_policy)
     bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
+    until = model.bank.until if bank_cfg.reach else None
     for k in horizons:
-        s_k = model.expansion(obs, act, k).obs                                     # (E n, ds) where the bank answers
+        ex = model.expansion(obs, act, k)
+        s_k, ends = ex.obs, np.full(len(obs), k) if ex.ends is None else ex.ends   # (E n, ds) where the bank answers
+        rolled = (rollout_ms[k] if until is None else
+                  warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k, until), repeats))
         near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
         rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
         q = model.q_values(reward, gt.obs0, gt.action0, horizon=k)
-        rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "bank_ms": bank_ms,
-                     "bank_states": len(model.bank), "rollout_ms": rollout_ms[k], "near_ms": near_ms,
-                     "rolled_ms": rolled_ms, "answer_ms": rollout_ms[k] + near_ms + rolled_ms,
+        rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "reach": bank_cfg.reach, "bank_ms": bank_ms,
+                     "bank_states": len(model.bank), "rollout_ms": rolled, "steps_mean": round(float(ends.mean()), 2),
+                     "near_ms": near_ms, "rolled_ms": rolled_ms, "answer_ms": rolled + near_ms + rolled_ms,
                      "mse": float(np.mean((q - truth) ** 2))})
     model.bank = None
     return rows
@@ -173,6 +180,8 @@ def main() -> None:
     ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
     ap.add_argument("--bank", type=int, default=0,
                     help="P, the states a bank rolls out from (default: the run's bank.points; 0: none)")
+    ap.add_argument("--reach", default="",
+                    help="the bank's reach (BankConfig.reach), comma-separated: a row per value (default: the run's)")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls per measure, after one warm call")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
@@ -241,8 +250,9 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                              "answer_ms": rollout_ms[k] + rolled_ms, "mse": float(np.mean((q - truth) ** 2))})
         if horizons and model.onestep is not None and bank_cfg.points and model.scored_under_policy:
             starts = bank_starts(p.features, bank_cfg, name_id(f"{cfg.seed}-bank"))   # the run's own (evaluate's)
-            rows += bank_rows(model, method, bank_cfg, starts, row, horizons, rollout_ms, reward, obs, act, gt,
-                              truth, args.repeats)
+            for reach in (float(r) for r in args.reach.split(",")) if args.reach else (bank_cfg.reach,):
+                rows += bank_rows(model, method, dataclasses.replace(bank_cfg, reach=reach), starts, row, horizons,
+                                  rollout_ms, reward, obs, act, gt, truth, args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)

@@ -230,7 +230,8 @@ def evaluate(family, preset, out, resume, **options):
 @click.option("--method", default=None,
               help="a trained operator, or OPERATOR+kK: its model-based expansion of K steps (e.g. favor+k30); "
                    "in a run that distilled, OPERATOR+dK (the student) and OPERATOR+dK+kk (k steps, the student "
-                   "after them); in a run with a bank, OPERATOR+bK+kk (k steps, then the bank's values) "
+                   "after them); in a run with a bank, OPERATOR+bK+kk (at most k steps, fewer where the bank reaches a "
+                   "point (bank.reach), then the bank's values) "
                    "[default: the one the run's `auto` chose, else attention]")
 @reward_options
 @click.option("--reward", "reward_ref", default=None,

@@ -30,7 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.bank import Bank, BankConfig
-from resolvent.algorithms.expansion import Expansion, Rollouts, expand, expanded_q
+from resolvent.algorithms.expansion import Expansion, Rollouts, Until, expand, expanded_q
 from resolvent.algorithms.horizon import Stretches, choose, model_errors, point_spread, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.config import from_dict
@@ -130,7 +130,8 @@ class OperatorModel:
     peers: tuple = ()                   # "auto": other operators of the same data (their spread is e_op)
     #                                     (these three are not saved with the model: ``load`` attaches the run's)
     bank: Bank | None = None            # the data's bank: the expansion's tail where set (``METHOD+bK+kk``;
-    #                                     ``load`` gives the run's, rolled out when first asked)
+    #                                     ``load`` gives the run's, rolled out when first asked), and with
+    #                                     ``reach`` where each point's rollout stops
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -286,7 +287,14 @@ class OperatorModel:
         kept in ``rollouts``: a shorter horizon is its prefix. Models given one ``Rollouts`` (with
         the same one-step model and policy) share it."""
         self._check_rollout()
-        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon)
+        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon, self._until())
+
+    def _until(self) -> Until | None:
+        """Where each point's rollout stops: where the bank reaches (``BankConfig.reach``), else
+        after the k steps asked (None)."""
+        if self.bank is None or not self.bank.cfg.reach:
+            return None
+        return self.bank.build(self.onestep, self.target_policy).until
 
     def _check_rollout(self) -> None:
         """One clear error for a model that cannot roll its one-step model out under pi."""
@@ -374,7 +382,7 @@ class OperatorModel:
         spread, answers = np.zeros((len(candidates), len(observations))), []
         for part in parts:
             obs, act = observations[part], actions[part]
-            ex = expand(self.onestep, self.target_policy, obs, act, max(candidates))
+            ex = expand(self.onestep, self.target_policy, obs, act, max(candidates), self._until())
             if self.spread_checks() and len(candidates) > 1:
                 spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:

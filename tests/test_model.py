@@ -231,11 +231,12 @@ def test_distilled_operator_as_the_expansions_tail(policy_run):
 
 
 def test_the_banks_answers(policy_run, run_dir, tmp_path):
-    """``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k (the rest
-    of their own rollouts), scored at every horizon of the run (not one of auto's candidates) and
-    loaded by name, the bank rolled out again from its saved states (the same answers); linear in
-    r, exact for a constant; the hybrid and the operator's own G_k differ by gamma^k c_k (V - G)
-    at s_k; at a bank state its own value; a name the run cannot answer says why."""
+    """``METHOD+bK+kk``: at most k model steps, then the values of the bank states nearest s_k (the
+    rest of their own rollouts), scored at every horizon of the run (not one of auto's candidates)
+    and loaded by name, the bank rolled out again from its saved states (the same answers); linear
+    in r, exact for a constant; the hybrid and the operator's own G_k differ by gamma^k c_k (V - G)
+    at s_k, k each point's own (where the bank reached it); at a bank state its own value; a name
+    the run cannot answer says why."""
     results = json.loads((policy_run / "results.json").read_text())
     for k in (10, 30, 60, 150, 400):
         for name in ("favor", "fb"):
@@ -258,11 +259,14 @@ def test_the_banks_answers(policy_run, run_dir, tmp_path):
                                2.0 * q - 3.0 * banked.q_values(cost, obs, act, seed=None), rtol=1e-4, atol=1e-3)
     const = lambda f: 3.0 * jnp.ones(len(f["obs"]))  # noqa: E731
     np.testing.assert_allclose(banked.q_values(const, obs, act), 3.0 / (1 - 0.99), rtol=1e-4)
-    ex = banked.expansion(obs, act, 10)
+    ex = banked.expansion(obs, act, 10)                  # each point stops where the bank reaches it (bank.reach)
+    assert bank.cfg.reach > 0 and np.all((ex.ends >= bank.cfg.least) & (ex.ends <= 10))
     operator = lambda s, a: expansion._q(height, s, a)  # noqa: E731 - G[r], (S, rows)
-    v = bank.tail(height, operator, 0.99)(ex.obs, ex.action)                      # (S, E n)
-    gap = q - expansion.q_values(height, obs, act, seed=None)
-    np.testing.assert_allclose(gap, 0.99 ** 10 * ex.member_mean(ex.alive[-1] * (v - operator(ex.obs, ex.action))),
+    v = bank.tail(height, operator, 0.99)(ex.obs, ex.action)                      # (S, E n) at s_k_i
+    own = np.concatenate([expansion.q_values(height, obs[i:i + 1], act[i:i + 1], seed=None, horizon=int(k))
+                          for i, k in enumerate(ex.ends)], -1)                    # G_k_i, each point's own k_i
+    gamma_k = 0.99 ** np.tile(ex.ends, len(ex.weights))                            # (E n,)
+    np.testing.assert_allclose(q - own, ex.member_mean(gamma_k * ex.alive[-1] * (v - operator(ex.obs, ex.action))),
                                rtol=1e-4, atol=1e-3)
     values = bank.values(height, operator, 0.99)                                   # (S, B)
     _, first, count = np.unique(bank.states, axis=0, return_index=True, return_counts=True)

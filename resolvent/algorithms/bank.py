@@ -23,6 +23,19 @@ only; a new reward costs its values along the bank's rollouts (P m K reward eval
 operator calls, m the kept members: one rollout's answer, not a new rollout) and a gather.
 k >= 1: the first step is the query's own action, the bank holds pi's.
 
+Each point its own k (``reach``): a point near the bank needs few model steps, one far from it
+(a reset state mid swing-up) many. With ``reach`` > 0 the k of ``METHOD+bK+kk`` is the most: a
+point stops rolling after step t >= ``least`` where its state (its kept members' mean) lies, on
+average, within ``reach`` x ``step`` of its ``neighbours`` bank states (``step`` the median distance
+a bank state moved in its last step: a scale of the system's own; the bank states searched for at
+steps least, 2 least, 4 least, ... and followed along their own rollouts in between: ``Reach``),
+and the bank answers there,
+
+    B[r](s, a) = sum_e w_e (sum_{t<k_i} gamma^t c^e_t r(x^e_t) + gamma^k_i c^e_k_i V[r](s^e_k_i)),
+
+k_i depending on the point and the rollout only, so every property above holds. The model steps
+only the points still rolling (``expansion.rollout``'s until).
+
 Measured (``results/accuracy/bank/``; P = 2048, T = 100, 8 neighbours): on Pendulum-Angle expert
 (favor) k = 30 steps and the bank answer with test MSE 0.30 / 0.025 / 0.018 at the reset,
 trajectory and dataset points, where G_30 alone has 29.6 / 20.2 / 19.8 and G_400 0.055 / 0.019 /
@@ -57,6 +70,8 @@ class BankConfig:
     neighbours: int = 8           # bank states whose values are averaged (weights 1 / distance)
     starts: float = 0.5           # the share of the P states drawn from the episodes' first states
     eps: float = 1.0              # approximate search: each neighbour within (1 + eps) x the true one's distance
+    reach: float = 0.1            # stop a point's rollout within reach x the bank's median step of it (0: k steps)
+    least: int = 5                # the fewest model steps before a point may stop (reach > 0)
 
     def __post_init__(self):
         if self.points < 0:
@@ -69,6 +84,10 @@ class BankConfig:
             raise ValueError(f"bank.starts is a share of the points, 0 to 1, got {self.starts}")
         if self.eps < 0:
             raise ValueError(f"bank.eps must be >= 0 (0: the exact nearest states), got {self.eps}")
+        if self.reach < 0:
+            raise ValueError(f"bank.reach must be >= 0 (0: every point takes the k steps asked), got {self.reach}")
+        if self.least < 1:
+            raise ValueError(f"bank.least must be >= 1 (the first step is the query's own action), got {self.least}")
 
 
 def episode_starts(obs: np.ndarray, next_obs: np.ndarray) -> np.ndarray:
@@ -116,6 +135,8 @@ class Bank:
                              f"ended at its first step (a termination rule that ends every transition?)")
         self.scale = np.asarray(onestep.x_std[:ds], np.float32)
         self.states = self.rollout.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]    # (B, ds)
+        moved = np.diff(self.rollout.steps["obs"][:t + 1], axis=0) / self.scale         # (T, m P, ds) s_t - s_{t-1}
+        self.step = float(np.median(np.linalg.norm(moved, axis=-1).reshape(-1)[self.rows]))   # into each bank state
         self.tree = cKDTree(self.states / self.scale)
         self._values: tuple | None = None        # (reward, bootstrap's owner, (S, B)): the last asked
         self._near: dict = {}                    # (shape, hash of the states) -> ((n, N) rows, (n, N) weights)
@@ -156,6 +177,10 @@ class Bank:
             self._near[tag] = self.neighbours_of(obs)
         return self._near[tag]
 
+    def until(self, n: int, members: int) -> "Reach":
+        """The stop rule of one rollout of n points (``expansion.rollout``'s until)."""
+        return Reach(self, n, members)
+
     def tail(self, reward: Callable, bootstrap: Bootstrap, gamma: float, owner: object = None) -> Bootstrap:
         """V[r] as an expansion's tail: (s_k (rows, ds), pi(s_k)) -> (S, rows)."""
         def lookup(obs: np.ndarray, _action: np.ndarray) -> np.ndarray:
@@ -163,3 +188,44 @@ class Bank:
             i, w = self.near(obs)                                                     # (rows, N)
             return (v[..., i] * w).sum(-1)                                            # (S, rows)
         return lookup
+
+
+class Reach:
+    """Where one rollout's points stop rolling (``BankConfig.reach``): after at least ``least``
+    steps, a point whose state s_t (its kept members' mean) lies, on average, within ``reach`` x
+    ``step`` of its neighbours in the bank (``step`` the median distance a bank state moved in its
+    last step). The ``neighbours`` nearest bank states are searched at steps least, 2 least, 4 least,
+    ...; in between, each neighbour found at step t_0 is followed along its own rollout, to its
+    state t - t_0 steps later (a bank state again, while within the bank's T steps and alive): the
+    mean distance to those bounds the mean distance to the nearest from above, at the cost of a
+    gather (in HalfCheetah's 17 dimensions one search costs several model steps)."""
+
+    def __init__(self, bank: Bank, n: int, members: int):
+        self.bank = bank
+        self.k = min(bank.cfg.neighbours, len(bank.rows))
+        self.found = np.full((n, self.k), -1)        # (n, N) bank rows (of T m P) found at each point's last search
+        self.at = np.zeros(n, int)                   # (n,) the step of each point's last search
+        self.next = np.full(n, bank.cfg.least)       # (n,) the step of its next search
+        self.within = bank.cfg.reach * bank.step     # the mean distance at which a point stops
+
+    def __call__(self, t: int, obs: np.ndarray, weights: np.ndarray, live: np.ndarray) -> np.ndarray:
+        """(E n', ds) states, (E, n') member weights, (n',) the points' indices -> (n',) stop."""
+        bank, (e, n) = self.bank, weights.shape
+        if t < bank.cfg.least:
+            return np.zeros(n, bool)
+        s = (np.asarray(obs, np.float32).reshape(e, n, -1) * weights[..., None]).sum(0) / bank.scale   # (n', ds)
+        due = self.next[live] <= t                                                       # (n',) to search now
+        if due.any():   # neighbours beyond 2 reach step cannot make a mean within reach step: not searched for
+            _, i = bank.tree.query(s[due], k=self.k, eps=bank.cfg.eps, distance_upper_bound=2 * self.within,
+                                   workers=-1)
+            i = np.reshape(i, (int(due.sum()), -1))                                     # (n'', N); B where none
+            self.found[live[due]] = np.where(i < len(bank.rows), bank.rows[np.minimum(i, len(bank.rows) - 1)], -1)
+            self.at[live[due]], self.next[live[due]] = t, 2 * t
+        mp, ds = bank.rollout.alive.shape[1], s.shape[-1]                                # m P rollouts
+        later = self.found[live] + ((t - self.at[live]) * mp)[:, None]                   # (n', N) t - t_0 steps on
+        ok = (self.found[live] >= 0) & (later < bank.cfg.steps * mp)
+        later = np.where(ok, later, 0)
+        ok &= bank.rollout.alive[1:].reshape(-1)[later] > 0.5
+        there = bank.rollout.steps["obs"][1:bank.cfg.steps + 1].reshape(-1, ds)[later] / bank.scale   # (n', N, ds)
+        far = np.where(ok, np.linalg.norm(there - s[:, None], axis=-1), np.inf).mean(-1)  # (n',)
+        return far <= self.within

@@ -66,6 +66,7 @@ class Expansion:
     action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
     apart: np.ndarray         # (k + 1, E, n) sum_{t<=j} sum_e' ||(s^e_t - s^e'_t) / sigma|| after j steps
     keep: int                 # m, the members kept per point (0: all)
+    ends: np.ndarray | None = None   # (n,) k_i: each point's own last step (``rollout``'s until; None: k everywhere)
     last: list = field(default_factory=lambda: [None], compare=False, repr=False)
     # [(reward, r (k', E n))]: the last reward evaluated along this rollout, shared with its prefixes
 
@@ -137,6 +138,8 @@ class Expansion:
         """The rollouts of some of the E n rows (``rows``, e.g. the kept members'), each now a
         point of its own with one member (weight 1): what ``along_q`` answers along them, copied
         out (the states once, as ``rollout`` keeps them), so the other rows' memory can go."""
+        if self.ends is not None:
+            raise ValueError("a rollout whose points stop at their own steps has no whole rollout per row to keep")
         steps = {key: v[:, rows] for key, v in self.steps.items() if key not in STATES}
         if self.horizon:
             states = np.concatenate([self.steps["obs"][:, rows], self.obs[rows][None]])   # (k + 1, rows, ds)
@@ -154,51 +157,85 @@ class Expansion:
         # x_j = (s_j, pi(s_j)): where the operator takes over
         return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
-                         self.keep, self.last)
+                         self.keep, None if self.ends is None else np.minimum(self.ends, horizon), last=self.last)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
+Stop = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+# (step t >= 1, the rolling points' states (E n', ds), their member weights (E, n'), their indices (n',) of the n)
+#   -> (n',) True where the point stops at s_t
+Until = Callable[[int, int], Stop]                # (n points, E members) -> one rollout's stop rule
 
 
-def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor) -> Expansion:
+def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
+            until: Until | None = None) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
     choosing every later action from the model's own state, every member of an ensemble on its
     own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
     closed loop through a learned model can run away from where it was fitted. The states are
-    kept once, (k + 1, E n, ds): a step's ``obs`` and ``next_obs`` are views of consecutive rows."""
+    kept once, (k + 1, E n, ds): a step's ``obs`` and ``next_obs`` are views of consecutive rows.
+
+    ``until``: each point's own last step k_i <= k (``Expansion.ends``): the rule it makes for this
+    rollout is asked after every step of the points still rolling; a point that stops is frozen at
+    (s_{k_i}, pi(s_{k_i})) in the later rows (its other quantities 0 there, read by no answer), and
+    the model steps only the points still rolling, padded to a power of two (one compilation per
+    size)."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     e, n = model.members, len(obs)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
-    alive = [np.ones(len(s), np.float32)]
+    alive = np.ones((horizon + 1, len(s)), np.float32)                                  # (k + 1, E n) c_t
     states = np.empty((horizon + 1, *s.shape), np.float32)                              # (k + 1, E n, ds) s_0..s_k
     states[0] = s
     steps = {}                        # the other quantities -> (horizon, E n, ...), filled step by step
-    apart = [np.zeros((e, n))]        # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
+    apart = np.zeros((horizon + 1, e, n))   # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
     scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
+    ends = np.full(n, horizon)                                                          # (n,) k_i
+    live = np.arange(n)                                                                 # the points still rolling
+    stops = None if until is None else until(n, e)
     bar = tqdm(range(1, horizon + 1), desc="model rollout", unit="step", leave=False,
                disable=horizon * len(s) < PROGRESS_ROWS)
     for t in bar:
-        x = {k: np.asarray(v) for k, v in rollout_step(model, s, a).items()}
+        pad = live if len(live) == n else np.r_[live, np.full(min(n, 1 << (len(live) - 1).bit_length()) - len(live),
+                                                              live[0])]                # (b,) padded to a power of two
+        rows = (np.arange(e)[:, None] * n + pad).reshape(-1)                           # (E b,) member-major
+        real = (np.arange(e)[:, None] * n + live).reshape(-1)                          # (E n',)
+        got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)    # real rows within the padded
+        x = {k: np.asarray(v)[got] for k, v in rollout_step(model, s[rows], a[rows]).items()}
         if t == 1:
-            steps = {key: np.empty((horizon, *v.shape), v.dtype) for key, v in x.items() if key not in STATES}
+            steps = {key: np.zeros((horizon, len(s), *v.shape[1:]), v.dtype) for key, v in x.items()
+                     if key not in STATES}
         for key in steps:
-            steps[key][t - 1] = x[key]
+            steps[key][t - 1, real] = x[key]
+        if "action" in steps:
+            steps["action"][t - 1] = a                                                   # the frozen points' pi(s_k_i)
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
-        alive.append(alive[-1] * (1.0 - term))
-        s = x["next_obs"].astype(np.float32)
+        alive[t] = alive[t - 1]
+        alive[t, real] *= 1.0 - term
+        nxt = x["next_obs"].astype(np.float32)
         if model.low is not None:
-            s = np.clip(s, model.low, model.high)
+            nxt = np.clip(nxt, model.low, model.high)
+        s[real] = nxt
         states[t] = s
-        a = np.asarray(actor(t, s), np.float32).reshape(len(s), -1)
-        if not np.all(np.isfinite(a)):
+        acts = np.asarray(actor(t, s[rows]), np.float32).reshape(len(rows), -1)[got]
+        if not np.all(np.isfinite(acts)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
-        z = (s / scale).reshape(e, 1, n, -1)
-        apart.append(apart[-1] + np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1))  # (E, n)
+        a[real] = acts
+        z = (nxt / scale).reshape(e, 1, len(live), -1)
+        apart[t] = apart[t - 1]
+        apart[t][:, live] += np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1)  # (E, n')
+        if stops is not None:
+            stop = np.asarray(stops(t, nxt, member_weights(apart[t][:, live], model.keep), live), bool)   # (n',)
+            ends[live[stop]], live = t, live[~stop]
+            if not len(live):                                                            # every point stopped
+                states[t + 1:], alive[t + 1:], apart[t + 1:] = s, alive[t], apart[t]
+                for key in steps:
+                    steps[key][t:] = a if key == "action" else 0
+                break
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
-    return Expansion(steps, np.stack(alive), s, a, np.stack(apart), model.keep)
+    return Expansion(steps, alive, s, a, apart, model.keep, None if until is None else ends)
 
 
 def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -> int:
@@ -208,9 +245,10 @@ def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -
     return model.members * n * per_member
 
 
-def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int) -> Expansion:
+def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
+           until: Until | None = None) -> Expansion:
     """The expansion's rollout: ``rollout`` with pi acting after the first step."""
-    return rollout(model, obs, action, horizon, lambda t, s: policy(s))
+    return rollout(model, obs, action, horizon, lambda t, s: policy(s), until)
 
 
 class Rollouts:
@@ -227,13 +265,13 @@ class Rollouts:
         self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
 
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
-            horizon: int) -> Expansion:
+            horizon: int, until: Until | None = None) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
-        tag = (id(model.params), model.keep, id(model.terminal), id(policy), obs.shape, action.shape,
+        tag = (id(model.params), model.keep, id(model.terminal), id(policy), until, obs.shape, action.shape,
                hash(obs.tobytes()), hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
-            self._last = (tag, expand(model, policy, obs, action, horizon))
+            self._last = (tag, expand(model, policy, obs, action, horizon, until))
         return self._last[1].prefix(horizon)
 
     def parts(self, model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int) -> list[slice]:
@@ -251,14 +289,18 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     (G[r] at (s_k, pi(s_k)), e.g. (S, n) for S network seeds). The reward and the operator are
     evaluated at the kept members' rows only (w_e > 0: m n of the E n rows), the others weighing 0:
 
-        G_k[r](s, a) = sum_{e: w_e > 0} w_e (sum_{t<k} gamma^t c^e_t r(x^e_t) + gamma^k c^e_k G[r](s^e_k, pi(s^e_k)))"""
+        G_k[r](s, a) = sum_{e: w_e > 0} w_e (sum_{t<k} gamma^t c^e_t r(x^e_t) + gamma^k c^e_k G[r](s^e_k, pi(s^e_k)))
+
+    with k = k_i, each point's own, where the rollout stopped points early (``Expansion.ends``)."""
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
+    end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
     tail = np.asarray(bootstrap(expansion.obs[kept], expansion.action[kept]), np.float64)   # (..., m n)
-    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), expansion.alive[:k, kept],
+    before = np.arange(k)[:, None] < end                                               # (k, m n) u < k_i
+    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), expansion.alive[:k, kept] * before,
                       expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
     q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)
-    q[..., kept] = paid + gamma ** k * expansion.alive[k, kept] * tail
+    q[..., kept] = paid + gamma ** end * expansion.alive[k, kept] * tail
     return expansion.member_mean(q)                                                    # (..., n)
 
 
@@ -271,6 +313,8 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
 
     (NaN where c_t = 0). t = 0 is the member's own G_k at the query point."""
     k = expansion.horizon
+    if expansion.ends is not None:
+        raise ValueError("the rest of a rollout is asked of one whose points stop at their own steps")
     if any(not 0 <= t < max(k, 1) for t in at):
         raise ValueError(f"rollout steps of a {k}-step expansion are 0 to {max(k - 1, 0)}, got {at}")
     tail = np.asarray(bootstrap(expansion.obs, expansion.action), np.float64)          # (..., E n)

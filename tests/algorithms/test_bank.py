@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts, episode_starts
+from resolvent.algorithms.expansion import expand, expanded_q
 from onestep_models import drift_model, goal_model
 
 
@@ -39,7 +40,9 @@ def test_bank_starts_take_the_episodes_first_states_then_others():
                                       (dict(points=4, horizon=10, steps=10), "steps must be 1 to"),
                                       (dict(neighbours=0), "neighbours must be >= 1"),
                                       (dict(starts=1.5), "a share of the points"),
-                                      (dict(eps=-0.1), "eps must be >= 0")])
+                                      (dict(eps=-0.1), "eps must be >= 0"),
+                                      (dict(reach=-1.0), "reach must be >= 0"),
+                                      (dict(least=0), "least must be >= 1")])
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
         BankConfig(**bad)
@@ -67,3 +70,28 @@ def test_a_bank_whose_rollouts_all_end_at_once_says_so():
     bank = Bank(BankConfig(points=3, horizon=4, steps=2), np.zeros((3, 1), np.float32))
     with pytest.raises(ValueError, match="the bank has no states"):
         bank.build(goal_model(np.array([0.3], np.float32), -1.0, 10.0, rule), lambda s: np.zeros_like(s))
+
+
+def test_a_point_stops_rolling_where_the_bank_reaches_it():
+    """reach: a point rolls until its state lies within reach x the bank's step of the bank, after
+    ``least`` steps at least; one the bank never reaches rolls all k. The bank's states are
+    s_t = (0.1 t, 0), t = 1..20 (step 0.1): from (-0.3, 0) the rollout meets it at t = 4, from
+    (0.5, 0) at once (stopped at least = 2), from (0.05, 1) never; each answer is the bank's after
+    the point's own number of steps, and a constant is exact."""
+    model, pi0 = drift_model(np.array([0.1, 0.0], np.float32)), lambda s: np.zeros((len(s), 1), np.float32)
+    bank = Bank(BankConfig(points=1, horizon=40, steps=20, neighbours=1, eps=0.0, reach=0.5, least=2),
+                np.zeros((1, 2), np.float32)).build(model, pi0)
+    assert len(bank) == 20 and bank.step == pytest.approx(0.1)
+    obs = np.array([[-0.3, 0.0], [0.5, 0.0], [0.05, 1.0]], np.float32)
+    act = np.zeros((3, 1), np.float32)
+    ex = expand(model, pi0, obs, act, 10, bank.until)
+    np.testing.assert_array_equal(ex.ends, [4, 2, 10])
+    height = lambda f: f["obs"][:, 0] + f["obs"][:, 1]  # noqa: E731
+    g = lambda s, a: np.stack([np.zeros(len(s)), np.ones(len(s))])  # noqa: E731 - two seeds: G = 0, G = 1
+    q = expanded_q(ex, height, bank.tail(height, g, 0.9), 0.9)                       # (2, 3)
+    for i, k in enumerate(ex.ends):
+        alone = expand(model, pi0, obs[i:i + 1], act[i:i + 1], int(k))
+        np.testing.assert_allclose(q[:, i], expanded_q(alone, height, bank.tail(height, g, 0.9), 0.9)[:, 0], rtol=1e-6)
+    c = lambda f: np.full(len(f["obs"]), 3.0)  # noqa: E731
+    exact = lambda s, a: np.full((1, len(s)), 30.0)  # noqa: E731 - G[c] = c / (1 - gamma)
+    np.testing.assert_allclose(expanded_q(ex, c, bank.tail(c, exact, 0.9), 0.9), 30.0, rtol=1e-6)

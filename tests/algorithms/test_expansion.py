@@ -354,3 +354,57 @@ def test_an_expansions_rows_answer_as_in_the_whole():
     tail = lambda s, a: np.stack([s[:, 0], 2 * s[:, 1]])  # noqa: E731 - two seeds
     whole = along_q(ex, reward, tail, 0.9, (0, 2, 5))                              # (2, 3, E n)
     np.testing.assert_allclose(along_q(part, reward, tail, 0.9, (0, 2, 5)), whole[..., rows], rtol=1e-6)
+
+
+def stop_past(level: float):
+    """until: a point stops where its kept members' mean first coordinate has passed ``level``."""
+    def until(n, members):
+        return lambda t, s, w, live: (s[:, 0].reshape(w.shape) * w).sum(0) >= level
+    return until
+
+
+def test_points_that_stop_early_answer_as_their_own_shorter_expansion():
+    """With ``until``, point i's answer is G_{k_i} at that point, k_i the first step its state
+    passes the level (s_t = s_0 + 0.1 t): frozen after, at (s_{k_i}, pi(s_{k_i})), in every later
+    row; the model steps only the points still rolling; a prefix is the rollout stopped there."""
+    delta = np.array([0.1, -0.2], np.float32)
+    model = ensemble([delta, delta * 1.2, delta * 0.9], keep=2)
+    ex = expand(model, policy, OBS, ACT, 12, stop_past(0.75))
+    plain = expand(model, policy, OBS, ACT, 12)
+    first = [next((t for t in range(1, 13) if (plain.steps["obs"][t] if t < 12 else plain.obs)[
+        np.flatnonzero(plain.weights[:, i] > 0) * 3 + i, 0].mean() >= 0.75), 12) for i in range(3)]
+    np.testing.assert_array_equal(ex.ends, first)
+    assert list(ex.ends) == [3, 12, 8]           # 0.5 + 0.1 t, -1 + 0.1 t never, 0 + 0.1 t
+    reward = lambda f: f["obs"][:, 0] - f["action"][:, 0] ** 2  # noqa: E731
+    q = expanded_q(ex, reward, bootstrap, GAMMA)                                   # (2, 3)
+    for i, k in enumerate(ex.ends):
+        alone = expanded_q(expand(model, policy, OBS[i:i + 1], ACT[i:i + 1], int(k)), reward, bootstrap, GAMMA)
+        np.testing.assert_allclose(q[:, i], alone[:, 0], rtol=1e-5, atol=1e-5)
+    rows = np.arange(3) * 3                                                        # point 0's rows, every member
+    np.testing.assert_array_equal(ex.steps["obs"][5:, rows], np.broadcast_to(ex.obs[rows], (7, 3, 2)))
+    np.testing.assert_allclose(ex.steps["action"][5:, rows], np.broadcast_to(-ex.obs[rows, :1], (7, 3, 1)), atol=1e-6)
+    short = ex.prefix(5)
+    np.testing.assert_array_equal(short.ends, [3, 5, 5])
+    np.testing.assert_allclose(expanded_q(short, reward, bootstrap, GAMMA),
+                               expanded_q(expand(model, policy, OBS, ACT, 5, stop_past(0.75)), reward, bootstrap,
+                                          GAMMA), rtol=1e-6)
+    with pytest.raises(ValueError, match="stop at their own steps"):
+        along_q(ex, reward, bootstrap, GAMMA, (0,))
+
+
+def test_a_rule_that_never_stops_is_the_plain_rollout_and_one_that_always_stops_ends_it():
+    delta = np.array([0.1, -0.2], np.float32)
+    model = drift_model(delta)
+    never = expand(model, policy, OBS, ACT, 6, lambda n, e: lambda t, s, w, live: np.zeros(w.shape[1], bool))
+    plain = expand(model, policy, OBS, ACT, 6)
+    assert list(never.ends) == [6, 6, 6]
+    for r in (height, lambda f: f["action"][:, 0]):
+        np.testing.assert_array_equal(expanded_q(never, r, bootstrap, GAMMA), expanded_q(plain, r, bootstrap, GAMMA))
+    at_two = expand(model, policy, OBS, ACT, 6, lambda n, e: lambda t, s, w, live: np.full(w.shape[1], t >= 2))
+    assert list(at_two.ends) == [2, 2, 2] and np.all(at_two.alive == 1)
+    np.testing.assert_allclose(expanded_q(at_two, height, bootstrap, GAMMA),
+                               expanded_q(expand(model, policy, OBS, ACT, 2), height, bootstrap, GAMMA), rtol=1e-6)
+    c = lambda f: np.full(len(f["obs"]), 2.0)  # noqa: E731 - a constant, with G[c] exact
+    exact = lambda s, a: np.full((1, len(s)), 2.0 / (1 - GAMMA))  # noqa: E731
+    np.testing.assert_allclose(expanded_q(expand(model, policy, OBS, ACT, 9, stop_past(0.75)), c, exact, GAMMA),
+                               2.0 / (1 - GAMMA), rtol=1e-6)

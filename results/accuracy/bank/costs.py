@@ -1,10 +1,11 @@
 """What the bank costs on a finished run, part by part, at 1e4 new points (warm medians, the
 benchmark's ``warm_ms``; run from the repository root): the bank
 itself (its rollout and tree, once), a new reward's values along it, the nearest bank states to
-every member's s_k, and the k-step rollout from the points.
+every member's s_k, and the k-step rollout from the points; with ``--reach``, the rollout whose
+points stop where the bank reaches them (``BankConfig.reach``, at most k steps: ``steps`` the mean).
 
     python results/accuracy/bank/costs.py RUN [--method favor] [--points 2048] [--pairs 10000]
-        [--horizons 10,30] [--repeats 3] [--eps 0,1] --out results/accuracy/bank/NAME-costs.json
+        [--horizons 10,30] [--repeats 3] [--eps 0,1] [--reach 0.1] --out results/accuracy/bank/NAME-costs.json
 """
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def main() -> None:
     ap.add_argument("--horizons", default="10,30")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--eps", default="0", help="the search's eps (BankConfig.eps), comma-separated: each timed")
+    ap.add_argument("--reach", default="", help="BankConfig.reach, comma-separated: each rollout timed")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
@@ -43,7 +45,7 @@ def main() -> None:
     p = prepare(cfg)
     model = OperatorModel.load(run / "models", args.method)
     model.onestep, model.target_policy = p.pi.model, p.source.policy
-    bcfg = BankConfig(points=args.points)
+    bcfg = BankConfig(points=args.points, reach=0.0)
     starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
     t0 = time.perf_counter()
     bank = Bank(bcfg, starts).build(p.pi.model, p.source.policy)
@@ -73,6 +75,13 @@ def main() -> None:
             bank.cfg = dataclasses.replace(bcfg, eps=eps)
             out[f"near_ms_k{k}" + (f"_eps{eps:g}" if eps else "")] = round(
                 warm_ms(lambda: bank.neighbours_of(s_k), args.repeats), 1)
+        for reach in (float(r) for r in args.reach.split(",") if r):
+            bank.cfg, tag = dataclasses.replace(bcfg, reach=reach), f"reach{reach:g}"
+            out[f"{tag}_rollout_ms_k{k}"] = round(warm_ms(lambda: expand(p.pi.model, p.source.policy, obs, act, k,
+                                                                           bank.until), args.repeats), 1)
+            ex = expand(p.pi.model, p.source.policy, obs, act, k, bank.until)
+            out[f"{tag}_steps_k{k}"] = round(float(ex.ends.mean()), 2)
+            out[f"{tag}_near_ms_k{k}"] = round(warm_ms(lambda: bank.neighbours_of(ex.obs), args.repeats), 1)
         bank.cfg = bcfg
     print(json.dumps(out), flush=True)
     Path(args.out).write_text(json.dumps(out, indent=1))
