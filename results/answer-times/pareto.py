@@ -2,9 +2,11 @@
 README's main job): every answer of ``zero_shot.py``'s JSON lines given, and per-reward FQE's
 training time to its MSE (where it stopped: the MSE reached, or its budget), as one picture.
 
-    cd results/answer-times && python pareto.py zero-shot-pendulum-angle-expert-bank.jsonl \
-        zero-shot-pendulum-angle-expert-main-job-long-fqe.jsonl \
-        --methods favor,fb,favor+k10,favor+k30,favor+b400+k10,favor+b400+k30,fb+k400 --out pareto.png
+    cd results/answer-times && python pareto.py zero-shot-pendulum-angle-expert-reach.jsonl \
+        zero-shot-pendulum-angle-expert-bank.jsonl zero-shot-pendulum-angle-expert-main-job-long-fqe.jsonl \
+        --methods favor,fb,favor+k10,favor+k30,favor+b400+k30,fb+k400 --out pareto.png
+
+A bank's answer with ``reach`` (each point stopping where the bank reaches it) is its own point.
 """
 from __future__ import annotations
 
@@ -42,7 +44,8 @@ def main() -> None:
         for line in Path(f).read_text().splitlines():
             r = json.loads(line)
             if args.methods is None or r["method"] in args.methods.split(","):
-                rows.setdefault(r["method"], r)                    # the first file's line for a method
+                name = r["method"] + (f", reach {r['reach']:g}" if r.get("reach") else "")
+                rows.setdefault(name, r)                           # the first file's line for an answer
             fqe.add((r["fqe_seconds"], r["fqe_mse"], r["fqe_steps"]))
     fig, ax = plt.subplots(figsize=(7.5, 5))
     seen = set()
