@@ -183,8 +183,9 @@ class Bank:
         return self._near[tag]
 
     def until(self, n: int, members: int) -> "Reach":
-        """The stop rule of one rollout of n points (``expansion.rollout``'s until)."""
-        return Reach(self, n, members)
+        """The stop rule of one rollout of n points, every member's (``expansion.rollout``'s until:
+        the rule reads the members' mean state)."""
+        return Reach(self, n)
 
     def tail(self, reward: Callable, bootstrap: Bootstrap, gamma: float, owner: object = None) -> Bootstrap:
         """V[r] as an expansion's tail: (s_k (rows, ds), pi(s_k)) -> (S, rows)."""
@@ -205,7 +206,7 @@ class Reach:
     mean distance to those bounds the mean distance to the nearest from above, at the cost of a
     gather (in HalfCheetah's 17 dimensions one search costs several model steps)."""
 
-    def __init__(self, bank: Bank, n: int, members: int):
+    def __init__(self, bank: Bank, n: int):
         self.bank = bank
         self.k = min(bank.cfg.neighbours, len(bank.rows))
         self.found = np.full((n, self.k), -1)        # (n, N) bank rows (of T m P) found at each point's last search
