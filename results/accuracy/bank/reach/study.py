@@ -2,13 +2,15 @@
 is near the bank. A prototype on a finished run, before the product has it.
 
     python results/accuracy/bank/reach/study.py RUN --methods favor [--kmax 30] [--pairs 2000] [--ahead 64]
+        [--ahead-scale 1]
         --out results/accuracy/bank/reach/NAME.json
 
 For every point (s, a), k_i is the first step t >= ``kmin`` whose state s_t lies within ``delta``
 of the bank (the kept members' mean distance to their N nearest bank states, in the data's
-standardised units) and, with ``--ahead`` H, whose neighbours stay within delta of their mean
-state for H steps along their own rollouts, else ``kmax``; its answer is B_{k_i}. The answers for every k (1..kmax) come
-from one rollout; a rule is scored by picking each point's k. ``mean_k`` per kind of points, and
+standardised units) and, with ``--ahead`` H, whose neighbours stay within ``--ahead-scale`` x
+delta of their mean state for H steps along their own rollouts, else ``kmax``; its answer is
+B_{k_i}. The answers for every k (1..kmax) come from one rollout; a rule is scored by picking
+each point's k. ``mean_k`` per kind of points, and
 at ``--pairs`` of the dataset's own state-actions (the benchmark's new points), is the cost.
 delta is in the data's standardised units (the bank's states converge: the median distance from
 a bank state to its N nearest of other rollouts', ``spacing`` here, is far below any useful delta).
@@ -82,6 +84,8 @@ def main() -> None:
     ap.add_argument("--pairs", type=int, default=2000)
     ap.add_argument("--ahead", type=int, default=0,
                     help="also require the neighbours to stay within delta of each other this many steps on (0: not)")
+    ap.add_argument("--ahead-scale", type=float, default=1.0,
+                    help="the neighbours' drift allowed, in deltas (with --ahead)")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path = Path(args.run), Path(args.out)
@@ -125,12 +129,13 @@ def main() -> None:
         for kmin in (int(x) for x in args.kmins.split(",")):
             for delta in (float(x) for x in args.deltas.split(",")):
                 def stop(d, a):                                              # (kmax + 1, n) twice -> (n,) k_i
-                    near = (d[kmin:] <= delta) & (a[kmin:] <= delta)
+                    near = (d[kmin:] <= delta) & (a[kmin:] <= args.ahead_scale * delta)
                     return np.where(near.any(0), kmin + near.argmax(0), args.kmax)
                 k_i = stop(dist, drift)
                 pred = {s: np.take_along_axis(np.stack([answers[k][s] for k in ks]),     # (kmax, S, R, n)
                                               (k_i - 1)[None, None, None], 0)[0] for s in answers[ks[0]]}
-                row(f"{name}+b400+reach kmin={kmin} delta={delta:g}", pred,
+                row(f"{name}+b400+reach kmin={kmin} delta={delta:g}"
+                    + (f" ahead={args.ahead} x{args.ahead_scale:g}" if args.ahead else ""), pred,
                     mean_k={kind: float(k_i[rows].mean()) for kind, rows in p.slices.items()},
                     pairs_k=float(stop(pairs, pairs_drift).mean()))
 
