@@ -132,17 +132,17 @@ class Bank:
         self.rollout = ex.rows(np.flatnonzero(ex.weights.reshape(-1) > 0))            # the kept members': m P rows
         del ex
         t, ds = self.cfg.steps, self.starts.shape[1]
-        self.rows = np.flatnonzero(self.rollout.alive[1:t + 1].reshape(-1) > 0.5)     # (B,) of T m P: the live
+        self.path_alive = self.rollout.alive[1:t + 1].reshape(-1) > 0.5                 # (T m P,)
+        self.rows = np.flatnonzero(self.path_alive)                                     # (B,) of T m P: the live
         if not len(self.rows):
             raise ValueError(f"the bank has no states: every rollout from its {len(self.starts)} starting states "
                              f"ended at its first step (a termination rule that ends every transition?)")
         self.scale = np.asarray(onestep.x_std[:ds], np.float32)
         self.states = self.rollout.steps["obs"][1:t + 1].reshape(-1, ds)[self.rows]    # (B, ds)
         self.path = (self.rollout.steps["obs"][1:t + 1] / self.scale).reshape(-1, ds)   # (T m P, ds) standardised
-        self.path_alive = self.rollout.alive[1:t + 1].reshape(-1) > 0.5                 # (T m P,)
         moved = np.diff(self.rollout.steps["obs"][:t + 1], axis=0) / self.scale         # (T, m P, ds) s_t - s_{t-1}
         self.step = float(np.median(np.linalg.norm(moved, axis=-1).reshape(-1)[self.rows]))   # into each bank state
-        self.tree = cKDTree(self.states / self.scale)
+        self.tree = cKDTree(self.path[self.rows])                                       # the bank states, standardised
         self._values: tuple | None = None        # (reward, bootstrap's owner, (S, B)): the last asked
         self._near: dict = {}                    # (shape, hash of the states) -> ((n, N) rows, (n, N) weights)
         self._by = (onestep, policy)

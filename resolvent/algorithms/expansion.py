@@ -206,10 +206,11 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         if t == 1:
             steps = {key: np.zeros((horizon, len(s), *v.shape[1:]), v.dtype) for key, v in x.items()
                      if key not in STATES}
-        for key in steps:
-            steps[key][t - 1, real] = x[key]
-        if "action" in steps:
-            steps["action"][t - 1] = a                                                   # the frozen points' pi(s_k_i)
+        for key in steps:             # the action every point's: the rolling ones' own, the frozen ones' pi(s_k_i)
+            if key == "action":
+                steps[key][t - 1] = a
+            else:
+                steps[key][t - 1, real] = x[key]
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive[t] = alive[t - 1]
         alive[t, real] *= 1.0 - term
@@ -296,8 +297,10 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
     tail = np.asarray(bootstrap(expansion.obs[kept], expansion.action[kept]), np.float64)   # (..., m n)
-    before = np.arange(k)[:, None] < end                                               # (k, m n) u < k_i
-    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), expansion.alive[:k, kept] * before,
+    alive = expansion.alive[:k, kept]                                                  # (k, m n)
+    if expansion.ends is not None:
+        alive = alive * (np.arange(k)[:, None] < end)                                  # the steps u < k_i only
+    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), alive,
                       expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
     q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)
     q[..., kept] = paid + gamma ** end * expansion.alive[k, kept] * tail
