@@ -1,7 +1,7 @@
 """Time to an answer for one new reward: every trained operator of a run (zero-shot) against FQE.
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
-        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--pairs 10000]
+        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--fqe-budget S] [--pairs 10000]
         [--horizons 10,30,60] [--distil 400] [--repeats 5] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
@@ -16,7 +16,8 @@ state-action pairs of the dataset, warm (the median of ``--repeats`` after one c
 - ``mse``: the method's MSE for that reward at the ground-truth initial points;
 - ``fqe_seconds``, ``fqe_steps``: the per-reward FQE oracle (same data and hyper-parameters),
   trained on that reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most
-  the method's (``reached``; else the whole ``--fqe-steps``, and ``ratio`` is a lower bound);
+  the method's (``reached``; else the whole ``--fqe-steps`` or ``--fqe-budget`` seconds, and
+  ``ratio`` is a lower bound);
 - ``ratio``: FQE training seconds to the same MSE over ``answer_ms``; ``rolled_ratio`` (an
   expansion): over ``rolled_ms``, a new reward at points already rolled out.
 
@@ -38,10 +39,13 @@ A run with a bank (``bank.points`` = P; ``--bank P`` for any run, or when traini
 ``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k. Its
 ``bank_ms`` is the bank's K-step rollout from the P states and its search tree (once per run, at
 fit or load time, before any reward); ``answer_ms`` at new points is the k-step rollout, the
-nearest bank states to s_k (``near_ms``) and a new reward's answer from them (``rolled_ms``: its
+nearest bank states to s_k at the kept members' rows (``near_ms``, the search the answer makes)
+and a new reward's answer from them (``rolled_ms``: its
 values along the bank's rollouts, their gather and the first k steps). With ``bank.reach`` > 0 (the
 default) each point stops rolling where the bank reaches it: the rollout (``rollout_ms``) is its
 own, at most k steps, ``steps_mean`` the model steps a point took on average.
+
+Each line names the ``device`` it ran on (JAX's first device).
 
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
@@ -116,15 +120,17 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
     """``METHOD+bK+kk`` for each k of ``horizons`` (``model``: the operator, seed 0, with the run's
     one-step model and policy): the bank's rollout from ``starts`` and its tree once (``bank_ms``),
     then at new points the k-step rollout (``rollout_ms``: the expansion's, or with ``bank.reach``
-    its own, each point stopping where the bank reaches it), the nearest bank states to s_k
-    (``near_ms``) and a new reward's answer from them (``rolled_ms``)."""
+    its own, each point stopping where the bank reaches it), the nearest bank states to s_k at
+    the kept members' rows (``near_ms``: the answer's search) and a new reward's answer from them
+    (``rolled_ms``)."""
     t0 = time.perf_counter()
     model.bank = Bank(bank_cfg, starts).build(model.onestep, model.target_policy)
     bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
     until = model.bank.until if bank_cfg.reach else None
     for k in horizons:
         ex = model.expansion(obs, act, k)
-        s_k, ends = ex.obs, np.full(len(obs), k) if ex.ends is None else ex.ends   # (E n, ds) where the bank answers
+        s_k = ex.obs[np.flatnonzero(ex.weights.reshape(-1))]      # (m n, ds): the kept members', where the bank answers
+        ends = np.full(len(obs), k) if ex.ends is None else ex.ends
         rolled = (rollout_ms[k] if until is None else
                   warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k, until), repeats))
         near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
@@ -143,14 +149,16 @@ def seed0(model):
     return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
-def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int) -> list[tuple[int, float, float]]:
+def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int,
+              budget: float = math.inf) -> list[tuple[int, float, float]]:
     """(steps, training seconds, test MSE) of the per-reward FQE oracle every ``chunk`` steps,
-    until its MSE is at most ``target_mse`` or ``cfg.steps`` are spent."""
+    until its MSE is at most ``target_mse``, ``cfg.steps`` are spent or its training has taken
+    ``budget`` seconds."""
     fqe = make_method("fqe", cfg, p)
     state = fqe.init(named_key(cfg.seed, "fqe", "init", "0")[None], fqe.data)
     keys = named_key(cfg.seed, "fqe", "train", "0")[None]
     seconds, steps, curve = 0.0, 0, []
-    while steps < cfg.steps:
+    while steps < cfg.steps and seconds < budget:
         split = jax.vmap(jax.random.split)(keys)
         keys, chunk_keys = split[:, 0], split[:, 1]
         t0 = time.perf_counter()
@@ -175,6 +183,8 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=15_000, help="operator steps when training here")
     ap.add_argument("--fqe-steps", type=int, default=100_000, help="most FQE steps")
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
+    ap.add_argument("--fqe-budget", type=float, default=math.inf,
+                    help="most seconds of FQE training (checked after each chunk; default: no limit)")
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
     ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
@@ -226,6 +236,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
         model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
         row = {"method": method, "family": cfg.family, "dataset": cfg.dataset, "reward": name, "pairs": len(idx),
+               "device": jax.devices()[0].device_kind,
                "answer_ms": warm_ms(lambda: model.q_values(reward, obs, act), args.repeats),
                "encode_ms": warm_ms(lambda: model.encode([reward]), args.repeats),
                "forward_ms": warm_ms(lambda: model.q_from_encodings(enc, obs, act), args.repeats)}
@@ -255,7 +266,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                                   rollout_ms, reward, obs, act, gt, truth, args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
-    curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk)
+    curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk, args.fqe_budget)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
         r.update(fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),

@@ -33,6 +33,7 @@ from resolvent.algorithms.bank import Bank, BankConfig
 from resolvent.algorithms.expansion import Expansion, Rollouts, Until, expand, expanded_q
 from resolvent.algorithms.horizon import Stretches, choose, model_errors, point_spread, validate
 from resolvent.algorithms.sf import ridge_weights
+from resolvent.blocks import in_blocks
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
 from resolvent.families import get_family
@@ -141,15 +142,17 @@ class OperatorModel:
         self._check_params()
         self.rollouts = Rollouts()       # the longest rollout asked for at the last points (shareable)
         self._validation: tuple | None = None   # (tag of the one-step model, policy, stretches; its rollout along them)
-        self._apply = jax.jit(jax.vmap(self.network.apply, in_axes=(0, None, None, None)))
+        # every seed's answers (S, b, R) at the points x (b, dx), in blocks of the points (``resolvent.blocks``)
+        self._apply = jax.jit(in_blocks(jax.vmap(self.network.apply, in_axes=(0, None, None, None)), arg=1, out_axis=1))
         if self.scored_under_policy:   # keys of the reference pool, computed once per seed
             net = self.network
             keys = jax.vmap(lambda p, xi: net.apply(p, xi, method=lambda m, v: m.keys(v)), in_axes=(0, None))
             self._keys = keys(self.params, self.xi)                           # (S, N, M)
             self._summary = jax.jit(jax.vmap(lambda p, k, e: net.apply(p, k, e, method=lambda m, a, b: m.summary(a, b)),
                                              in_axes=(0, 0, None)))
-            self._answer = jax.jit(jax.vmap(lambda p, x, sm: net.apply(p, x, sm, method=lambda m, a, b: m.answer(a, b)),
-                                            in_axes=(0, None, 0)))
+            answer = jax.vmap(lambda p, x, sm: net.apply(p, x, sm, method=lambda m, a, b: m.answer(a, b)),
+                              in_axes=(0, None, 0))
+            self._answer = jax.jit(in_blocks(answer, arg=1, out_axis=1))
         if self.control is not None:
             self._act = jax.jit(self.control.make_act(self.network, self.arch, self.x_mean, self.x_std))
 

@@ -51,6 +51,7 @@ import numpy as np
 import optax
 from tqdm.auto import tqdm
 
+from resolvent.blocks import ROWS, in_blocks
 from resolvent.data.user import load_object
 from resolvent.endings import Terminal
 from resolvent.operators.networks import MLP
@@ -348,14 +349,18 @@ def _apply(hidden: tuple[int, ...], params, x, how: str) -> jax.Array:
     """The members' predictions (E, n, dy), one jitted apply per network shape: ``single`` one
     model at x (n, dx), ``shared`` every member at x (n, dx), ``own`` member e at x[e] (E, n, dx)."""
     out = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[-1])
-    if (hidden, out, how) not in _APPLY:
+    members = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[0]) if how != "single" else 1
+    if (hidden, out, how, members) not in _APPLY:
         apply = MLP(hidden, out).apply
         if how == "single":
-            fn = lambda p, x: apply(p, x.reshape(-1, x.shape[-1]))[None]  # noqa: E731
+            fn = lambda p, x: apply(p, x)[None]  # noqa: E731
         else:
             fn = jax.vmap(apply, (0, None) if how == "shared" else (0, 0))
-        _APPLY[(hidden, out, how)] = jax.jit(fn)
-    return _APPLY[(hidden, out, how)](params, x)
+        # in blocks of the points (about ROWS rows a block, all members'): the same answers, in cache
+        blocked = in_blocks(fn, max(1, ROWS // members), axis=1 if how == "own" else 0, out_axis=1, arg=1)
+        _APPLY[(hidden, out, how, members)] = jax.jit(
+            lambda p, x: blocked(p, x.reshape(-1, x.shape[-1]) if how == "single" else x))
+    return _APPLY[(hidden, out, how, members)](params, x)
 
 
 def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.ndarray]:

@@ -15,6 +15,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.blocks import in_blocks
+
 WEIGHTS = resources.files("resolvent.policies") / "weights"
 TD3_NOISE = 0.1   # TD3's Gaussian exploration noise (absolute, MuJoCo actions are in [-1, 1]):
 #                   its actor snapshots with this noise regenerate its replay buffer
@@ -66,8 +68,7 @@ def policy_hash(actor: Actor) -> str:
     return h.hexdigest()[:12]
 
 
-@jax.jit
-def act(params, low, high, obs):
+def _act(params, low, high, obs):
     """pi(s): obs (n, ds) -> actions (n, da)."""
     h = obs
     for w, b in params[:-1]:
@@ -75,6 +76,12 @@ def act(params, low, high, obs):
     w, b = params[-1]
     a = jnp.tanh(h @ w + b)                                     # (n, da) in [-1, 1]
     return low + (a + 1.0) * 0.5 * (high - low)
+
+
+@jax.jit
+def act(params, low, high, obs):
+    """pi(s): obs (n, ds) -> actions (n, da), in blocks of rows (``resolvent.blocks``)."""
+    return in_blocks(_act, arg=3)(params, low, high, obs)
 
 
 def shipped_path(family_name: str, suffix: str = ".npz"):
