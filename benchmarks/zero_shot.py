@@ -45,7 +45,8 @@ values along the bank's rollouts, their gather and the first k steps). With ``ba
 default) each point stops rolling where the bank reaches it: the rollout (``rollout_ms``) is its
 own, at most k steps, ``steps_mean`` the model steps a point took on average.
 
-Each line names the ``device`` it ran on (JAX's first device).
+Each line names the ``device`` it ran on (JAX's first device). The lines come after FQE's
+training; stderr says each answer's time and MSE as soon as it is measured.
 
 ``--tiny``: a smoke run (tiny networks, a few steps) that checks the script, not the numbers.
 """
@@ -56,6 +57,7 @@ import dataclasses
 import json
 import math
 import statistics
+import sys
 import tempfile
 import time
 
@@ -231,7 +233,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
 
     horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
     bank_cfg = dataclasses.replace(cfg.bank, points=args.bank or cfg.bank.points)
-    rows, rollout_ms = [], {}   # rollout_ms per k: the run's one-step model and pi, whichever operator
+    rows, rollout_ms, done = [], {}, 0   # rollout_ms per k: the run's one-step model and pi, whichever operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
@@ -266,6 +268,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                                   rollout_ms, reward, obs, act, gt, truth, args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
+        for r in rows[done:]:   # what is measured so far, before FQE's training (stdout has the final lines)
+            print(f"measured {r['method']}: answer {r['answer_ms']:.1f} ms, MSE {r['mse']:.4g}", file=sys.stderr,
+                  flush=True)
+        done = len(rows)
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk, args.fqe_budget)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])

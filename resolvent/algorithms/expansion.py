@@ -191,6 +191,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     steps = {}                        # the other quantities -> (horizon, E n, ...), filled step by step
     apart = np.zeros((horizon + 1, e, n))   # sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||, after each step
     scale = np.asarray(model.x_std[:s.shape[1]], np.float32)
+    pairs = np.triu_indices(e, 1)                                                        # the member pairs e < e'
     ends = np.full(n, horizon)                                                          # (n,) k_i
     live = np.arange(n)                                                                 # the points still rolling
     stops = None if until is None else until(n, e)
@@ -223,9 +224,11 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         if not np.all(np.isfinite(acts)):
             raise ValueError("the target policy returned a non-finite action on the model's rollout")
         a[real] = acts
-        z = (nxt / scale).reshape(e, 1, len(live), -1)
+        z = (nxt / scale).reshape(e, len(live), -1)                                     # (E, n', ds)
+        near = np.zeros((e, e, len(live)), z.dtype)          # ||(s^e_t - s^e'_t) / sigma||, each pair computed once
+        near[pairs] = near[pairs[::-1]] = np.sqrt(((z[pairs[0]] - z[pairs[1]]) ** 2).sum(-1))
         apart[t] = apart[t - 1]
-        apart[t][:, live] += np.sqrt(((z - z.transpose(1, 0, 2, 3)) ** 2).sum(-1)).sum(1)  # (E, n')
+        apart[t][:, live] += near.sum(1)                                                # (E, n')
         if stops is not None:
             stop = np.asarray(stops(t, nxt, member_weights(apart[t][:, live], model.keep), live), bool)   # (n',)
             ends[live[stop]], live = t, live[~stop]

@@ -172,3 +172,21 @@ def test_inputs_unknown_at_a_reference_point_are_never_read():
     assert float(data.usable[4]) == 0.0 and float(data.usable[0]) == 1.0
     r_b, enc = P.draw(PriorConfig(kind="generic", n_generic=64), jax.random.PRNGKey(0), data, jnp.arange(5))
     assert np.all(np.isfinite(np.asarray(enc))) and np.all(np.isfinite(np.asarray(r_b)))
+
+
+def test_a_compiled_reward_is_traced_for_its_reads_once():
+    """The chunks of one long rollout, and later evaluations of the same reward, trace it on two
+    rows once (``_read_keys``): what it reads is known by then. Another set of quantities asks again."""
+    calls = []
+
+    def reward(g):
+        calls.append(1)
+        return g["obs"][:, 0] * g["action"][:, 0]
+
+    f = features(10)
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(evaluate_reward(reward, f, "rows", compiled=True)),
+                                   f["obs"][:, 0] * f["action"][:, 0], rtol=1e-6)
+    assert len(calls) == 2                   # one trace on two rows for the reads, one compile
+    evaluate_reward(reward, {**f, "extra": f["obs"][:, 0]}, "rows", compiled=True)
+    assert len(calls) == 3                   # new quantities: read again (same shapes: no compile)
