@@ -2,7 +2,8 @@
 README's main job): every answer of ``zero_shot.py``'s JSON lines given, and per-reward FQE's
 training time to its MSE (where it stopped: the MSE reached, or its budget), as one picture.
 
-    cd results/answer-times && python pareto.py zero-shot-pendulum-angle-expert-reach.jsonl \
+    cd results/answer-times && python pareto.py zero-shot-pendulum-angle-expert-blocks-long-fqe.jsonl \
+        zero-shot-pendulum-angle-expert-operators-blocks.jsonl zero-shot-pendulum-angle-expert-reach.jsonl \
         zero-shot-pendulum-angle-expert-bank.jsonl zero-shot-pendulum-angle-expert-main-job-long-fqe.jsonl \
         --methods favor,fb,favor+k10,favor+k30,favor+b400+k30,fb+k400 --out pareto.png
 
