@@ -51,7 +51,7 @@ def test_a_block_holds_a_row():
         in_blocks(mlp, rows=0)
 
 
-def test_the_networks_that_answer_many_points_use_blocks():
+def test_pi_and_the_ensemble_past_a_block_answer_as_in_small_batches():
     """pi and the one-step ensemble past a block of rows: the same actions and predictions as
     row by row in small batches."""
     rng = np.random.default_rng(2)

@@ -348,8 +348,8 @@ _APPLY: dict = {}
 def _apply(hidden: tuple[int, ...], params, x, how: str) -> jax.Array:
     """The members' predictions (E, n, dy), one jitted apply per network shape: ``single`` one
     model at x (n, dx), ``shared`` every member at x (n, dx), ``own`` member e at x[e] (E, n, dx)."""
-    out = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[-1])
-    members = int(np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])[0]) if how != "single" else 1
+    bias = np.shape(params["params"][f"Dense_{len(hidden)}"]["bias"])                 # (out,) or (E, out)
+    out, members = int(bias[-1]), 1 if how == "single" else int(bias[0])
     if (hidden, out, how, members) not in _APPLY:
         apply = MLP(hidden, out).apply
         if how == "single":

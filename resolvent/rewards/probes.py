@@ -64,8 +64,9 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
 
 
 COMPILE_ROWS = 1 << 22   # rows from which a reward is compiled, its elementwise operations fused: a new reward's
-#                          first call along the bank's 2.5e6 states is faster as written (52 against 76 ms with
-#                          its compile), along G_400's 2e7 compiled (results/answer-times/compile-rows.txt)
+#                          first call along the bank's 2.5e6 states is faster as written (56 against 82 ms with
+#                          its compile); along G_400's 2e7 the two are even, 5 of 10 rewards faster compiled
+#                          (results/answer-times/compile-rows.txt)
 
 
 def _call(reward: Reward, features: Mapping, compiled: bool):
