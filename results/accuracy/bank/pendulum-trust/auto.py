@@ -1,9 +1,12 @@
 """A run made with the bank (``--bank.points``) and the trust report: every expansion's and bank
 answer's test MSE and probe R^2 at the three kinds of points, their held-out agreement with
-per-reward FQE, and what auto's rule keeps with and without the bank's answers as candidates.
+per-reward FQE and their Bellman residual on its transitions (the means over the held-out rewards
+auto reads), and what auto's rule keeps with and without the bank's answers as candidates.
 
     resolvent evaluate pendulum-angle --methods favor,fb --seeds 1 --bank.points 2048 --trust on --out runs/bank-trust
     cd results/accuracy/bank/pendulum-trust && python auto.py ../../../../runs/bank-trust/results.json > auto.txt
+    python results/accuracy/bank/pendulum-trust/auto.py results/accuracy/bank/pendulum-trust-reach/results.json \
+        > results/accuracy/bank/pendulum-trust-reach/auto.txt
 """
 from __future__ import annotations
 
@@ -21,12 +24,14 @@ SHOWN = ("test_mse", "traj_test_mse", "data_test_mse", "probe_r2", "traj_probe_r
 
 def main() -> None:
     methods = json.loads(open(sys.argv[1]).read())["methods"]
-    print("| answer | " + " | ".join(SHOWN) + " | held-out rel. RMSE against FQE |")
-    print("|---" * (len(SHOWN) + 2) + "|")
+    print("| answer | " + " | ".join(SHOWN) + " | held-out rel. RMSE against FQE | Bellman residual |")
+    print("|---" * (len(SHOWN) + 3) + "|")
     for m, e in methods.items():
         if "trust_rel_rmse_each" in e:
             cells = [f"{float(np.mean(e[k])):.3g}" for k in SHOWN]
-            print(f"| {m} | " + " | ".join(cells) + f" | {mean_over_heldout(e, 'trust_rel_rmse_each'):.4f} |")
+            bellman = mean_over_heldout(e, "trust_bellman_each")
+            print(f"| {m} | " + " | ".join(cells) + f" | {mean_over_heldout(e, 'trust_rel_rmse_each'):.4f} | "
+                  + ("-" if bellman is None else f"{bellman:.4f}") + " |")
     tie = EvaluateConfig().auto_tie
     operator = lambda m: split_bank(split_method(m)[0])[0]  # noqa: E731 - favor+b400+k30 -> favor
     usual = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
