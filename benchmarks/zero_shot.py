@@ -34,7 +34,7 @@ A run with ``distil.horizon`` = K (``--distil K`` when training here) also times
 distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout; and
 ``METHOD+dK+kk``, G_k with the student as its tail (a k-step rollout at new points).
 
-A run with a bank (``bank.points`` = P; ``--bank P`` for any run, or when training here;
+A run with a bank (``bank.points`` = P, or its default under ``auto``; ``--bank P`` for any run, or when training here;
 ``algorithms/bank.py``; from the states the run's evaluation would roll it out from) times
 ``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k. Its
 ``bank_ms`` is the bank's K-step rollout from the P states and its search tree (once per run, at
@@ -232,7 +232,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
     horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
-    bank_cfg = dataclasses.replace(cfg.bank, points=args.bank or cfg.bank.points)
+    bank_cfg = (dataclasses.replace(cfg.bank, points=args.bank) if args.bank
+                else cfg.bank.resolve(cfg.auto, len(p.features["obs"])))       # the run's own (auto: 2048 states)
     rows, rollout_ms, done = [], {}, 0   # rollout_ms per k: the run's one-step model and pi, whichever operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))

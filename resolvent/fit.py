@@ -32,7 +32,9 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
     ``"auto"``: favor, fb, sf and attention trained with their expansions, and the longest
-    expansion near the best held-out agreement with per-reward FQE or Bellman residual kept),
+    expansion near the best held-out agreement with per-reward FQE or Bellman residual kept, or in
+    its place its operator's answer with the data's bank where that one's Bellman residual is no
+    larger: a bank of 2048 states is made by default under auto, ``trust.with_bank``),
     ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for
@@ -42,10 +44,10 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``resolvent/endings.py`` knows for the dataset's environment, where the data agrees with it):
     the one-step model's rollouts end by it, and what an ending pays is learned from the data's
     terminal transitions. ``config``: any other ``EvaluateConfig`` field (``m``, ``n_initial``,
-    ``bank=BankConfig(points=2048)``: the data's bank, ``resolvent.load(out, "favor+b400+k30")``,
-    ...). ``resume=True`` continues a killed run in ``out`` with its own configuration (give the
-    same callables again; any option given must agree with the run's, and the policy's actions
-    must be the same).
+    ``bank=BankConfig(points=2048)``: the data's bank for any method, ``resolvent.load(out,
+    "favor+b400+k30")``; ``points=0``: none, even under auto, ...). ``resume=True`` continues a
+    killed run in ``out`` with its own configuration (give the same callables again; any option
+    given must agree with the run's, and the policy's actions must be the same).
     """
     # the experiments (matplotlib, minari) load on the first fit, not on ``import resolvent``
     from resolvent.data.user import named_rewards

@@ -50,7 +50,7 @@ built, the rollout, its states' search tree, the values of the last reward asked
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -60,6 +60,8 @@ from resolvent.algorithms.expansion import Policy, along_q, expand
 from resolvent.algorithms.onestep import OneStepModel
 
 NEAR_KEPT = 8   # sets of states whose nearest bank states are kept (``Bank.near``)
+AUTO_POINTS = -1     # BankConfig.points: a bank of AUTO_BANK_POINTS states under method auto, none otherwise
+AUTO_BANK_POINTS = 2048
 Bootstrap = Callable[[np.ndarray, np.ndarray], np.ndarray]   # G[r] at (s, pi(s)): (rows, ds), (rows, da) -> (S, rows)
 
 
@@ -67,7 +69,8 @@ Bootstrap = Callable[[np.ndarray, np.ndarray], np.ndarray]   # G[r] at (s, pi(s)
 class BankConfig:
     """The data's bank (``METHOD+bK+kk``: k model steps, then the bank's values)."""
 
-    points: int = 0               # P: the data's states the bank rolls out from (0: no bank)
+    points: int = 0               # P: the data's states the bank rolls out from (0: no bank; -1: 2048 under
+    #                               method auto, at most the data's transitions, else none: ``resolve``)
     horizon: int = 400            # K: model steps of each bank rollout before the operator
     steps: int = 100              # T: the states after steps 1..T of every rollout kept as bank states (T < K)
     neighbours: int = 8           # bank states whose values are averaged (weights 1 / distance)
@@ -77,8 +80,9 @@ class BankConfig:
     least: int = 5                # the fewest model steps before a point may stop (reach > 0)
 
     def __post_init__(self):
-        if self.points < 0:
-            raise ValueError(f"bank.points must be >= 0 (0: no bank), got {self.points}")
+        if self.points < AUTO_POINTS:
+            raise ValueError(f"bank.points must be >= 0 (0: no bank), or -1 (a bank under method auto), "
+                             f"got {self.points}")
         if self.points and not 1 <= self.steps < self.horizon:
             raise ValueError(f"bank.steps must be 1 to bank.horizon - 1 ({self.horizon - 1}), got {self.steps}")
         if self.neighbours < 1:
@@ -91,6 +95,14 @@ class BankConfig:
             raise ValueError(f"bank.reach must be >= 0 (0: every point takes the k steps asked), got {self.reach}")
         if self.least < 1:
             raise ValueError(f"bank.least must be >= 1 (the first step is the query's own action), got {self.least}")
+
+    def resolve(self, auto: bool, transitions: int) -> "BankConfig":
+        """The configuration a run uses: ``points`` -1 made ``AUTO_BANK_POINTS`` (at most the
+        data's ``transitions``) under method ``auto``, whose rule may keep the bank's answer
+        (``experiments/trust.with_bank``), and 0 otherwise; any other value as given."""
+        if self.points != AUTO_POINTS:
+            return self
+        return replace(self, points=min(AUTO_BANK_POINTS, transitions) if auto else 0)
 
 
 def episode_starts(obs: np.ndarray, next_obs: np.ndarray) -> np.ndarray:

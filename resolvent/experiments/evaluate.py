@@ -51,7 +51,7 @@ from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_predictions, score
 from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
                                            policy_fingerprint)
-from resolvent.experiments.trust import choose_method, train_oracle
+from resolvent.experiments.trust import choose_method, train_oracle, with_bank
 from resolvent.keys import name_id, named_key
 from resolvent.model import AUTO, OperatorModel, save_bank, save_stretches, split_method
 from resolvent.rewards import generic_rewards
@@ -97,13 +97,15 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     ``METHOD+dK`` for each operator of the policy encoding where ``cfg.distil.horizon`` = K: G_K
     distilled into it (``distil_operator``), saved as the model ``METHOD+dK``, and
     ``METHOD+dK+kk`` for each k in ``cfg.horizons``: G_k with the student as its tail (a k-step
-    rollout at new points where G_K needs K; not one of auto's candidates), and, where
-    ``cfg.bank.points`` = P, ``METHOD+bK+kk`` (K = ``cfg.bank.horizon``): G_k with the data's bank
-    as its tail (``algorithms/bank.py``; its starting states saved beside the models; not one of
-    auto's candidates either). The run's
+    rollout at new points where G_K needs K; not one of auto's candidates), and, where the bank
+    resolves to P > 0 states (``BankConfig.resolve``: by default 2048 under auto), ``METHOD+bK+kk``
+    (K = ``cfg.bank.horizon``): G_k with the data's bank as its tail (``algorithms/bank.py``; its
+    starting states saved beside the models; not one of auto's candidates, but a replacement for
+    its pick, ``trust.with_bank``). The run's
     one-step model (fitted for the policy encoding) and target policy serve every operator, and one
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
-    if not (cfg.horizons or cfg.distil.horizon or cfg.bank.points) or p.pi is None or p.y is None:
+    bank_cfg = cfg.bank.resolve(cfg.auto, len(p.features["obs"]))
+    if not (cfg.horizons or cfg.distil.horizon or bank_cfg.points) or p.pi is None or p.y is None:
         return {}
     obs, act = p.raw_points()                                              # every point
     rollouts, models = Rollouts(), {}
@@ -151,15 +153,15 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
             out.update({tail: entry(q, name, split_method(tail)[1]) for tail, q in tails.items()})
             save_predictions(run, {label: pred, **tails}, p)
     policy_models = {name: m for name, m in models.items() if m.scored_under_policy}
-    if cfg.bank.points and cfg.horizons and policy_models:
+    if bank_cfg.points and cfg.horizons and policy_models:
         t0 = time.perf_counter()
-        bank = Bank(cfg.bank, bank_starts(p.features, cfg.bank, name_id(f"{cfg.seed}-bank")))
+        bank = Bank(bank_cfg, bank_starts(p.features, bank_cfg, name_id(f"{cfg.seed}-bank")))
         save_bank(bank, run.path / "models")
         bank.build(p.pi.model, p.source.policy)
         built = round(time.perf_counter() - t0, 2)
         for name, model in policy_models.items():
             model.bank = bank
-            tails = {f"{name}+b{cfg.bank.horizon}+k{k}": q
+            tails = {f"{name}+b{bank_cfg.horizon}+k{k}": q
                      for k, q in horizon_answers(model, p, obs, act, cfg.horizons).items()}
             model.bank = None
             out.update({tail: {**entry(q, name, split_method(tail)[1]), "bank_seconds": built, "bank_states": len(bank)}
@@ -320,8 +322,10 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
         base = {m: r for m, r in results["methods"].items() if not split_method(m)[1]}
         methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
+        if not cfg.auto:
+            return {"methods": methods}
         candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-        return {"methods": methods, **({"auto": choose_method(methods, candidates, cfg.auto_tie)} if cfg.auto else {})}
+        return {"methods": methods, "auto": with_bank(methods, choose_method(methods, candidates, cfg.auto_tie))}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)

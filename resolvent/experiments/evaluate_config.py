@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from resolvent.algorithms import FQEConfig
-from resolvent.algorithms.bank import BankConfig
+from resolvent.algorithms.bank import AUTO_POINTS, BankConfig
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.onestep import check as check_onestep
@@ -123,9 +123,11 @@ class EvaluateConfig:
     distil: DistilConfig = field(default_factory=DistilConfig)  # ``METHOD+dK``: the expansion G_K distilled
     #                                    into each operator of the policy encoding (distil.horizon = K; 0: none),
     #                                    and ``METHOD+dK+kk`` for each k of horizons: G_k with it as the tail
-    bank: BankConfig = field(default_factory=BankConfig)  # ``METHOD+bK+kk``: the data's bank, bank.points states
-    #                                    rolled out bank.horizon = K steps once, after training (0: none), the tail
-    #                                    of G_k for each k of horizons: new points without a K-step rollout
+    bank: BankConfig = field(default_factory=lambda: BankConfig(points=AUTO_POINTS))  # ``METHOD+bK+kk``: the
+    #                                    data's bank, bank.points states rolled out bank.horizon = K steps once,
+    #                                    after training, the tail of G_k for each k of horizons: new points without
+    #                                    a K-step rollout (0: none; -1: 2048 states under auto, whose pick it may
+    #                                    replace where its Bellman residual is no larger, else none)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -225,10 +227,13 @@ class EvaluateConfig:
     def inert_fields(self) -> tuple[str, ...]:
         """Fields none of this run's methods reads: the one-step model, its expansions, their
         distillation and bank, without a method of the policy encoding (favor, fb, pi-attention);
-        auto's band, without auto. A sweep counts two runs that differ only in these as the same
-        run, so a default changed since does not orphan them."""
+        the bank's, where its default gives none (no auto); auto's band, without auto. A sweep
+        counts two runs that differ only in these as the same run, so a default changed since does
+        not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
+        no_bank = not self.auto and self.bank.points == AUTO_POINTS   # the default, resolved to none
         return ((() if policy else ("onestep", "horizons", "stretches", "distil", "bank"))
+                + (("bank",) if policy and no_bank else ())
                 + (() if self.auto else ("auto_tie",)))
 
     @classmethod

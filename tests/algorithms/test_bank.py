@@ -35,7 +35,16 @@ def test_bank_starts_take_the_episodes_first_states_then_others():
         bank_starts(data, BankConfig(points=19), seed=0)
 
 
-@pytest.mark.parametrize("bad, why", [(dict(points=-1), "points must be >= 0"),
+def test_the_default_bank_is_made_under_auto_only():
+    """points -1 (EvaluateConfig's default): 2048 states under method auto, at most the data's
+    transitions, and none otherwise; a number given stays as given."""
+    auto = BankConfig(points=-1, reach=0.2)
+    assert auto.resolve(True, 100_000) == BankConfig(points=2048, reach=0.2)
+    assert auto.resolve(True, 1500).points == 1500 and auto.resolve(False, 100_000).points == 0
+    assert BankConfig(points=64).resolve(False, 10).points == 64 and BankConfig().resolve(True, 10).points == 0
+
+
+@pytest.mark.parametrize("bad, why", [(dict(points=-2), "points must be >= 0"),
                                       (dict(points=4, steps=0), "steps must be 1 to"),
                                       (dict(points=4, horizon=10, steps=10), "steps must be 1 to"),
                                       (dict(neighbours=0), "neighbours must be >= 1"),

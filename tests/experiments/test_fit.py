@@ -11,18 +11,20 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
+from resolvent.algorithms.bank import BankConfig
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset, record_dataset
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.sources import config_source
-from resolvent.model import horizon_rank, split_method
+from resolvent.model import horizon_rank, split_bank, split_method
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from examples import reacher  # noqa: E402
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
+            bank=BankConfig(points=-1, horizon=5, steps=2),   # the default's, on a short rollout
             steps=40, seeds=1, log_every=20, checkpoint_every=20, m=16, n_initial=8, gt_tol=1e-2,
             sf_fit_points=256)
 
@@ -127,17 +129,24 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
                           **{**TINY, "steps": 20, "log_every": 20})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
-    # every operator's model-based expansions are candidates too
+    # every operator's model-based expansions are candidates too; the bank's answers (made by
+    # default under auto) may take the pick's place
     expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in (*TINY["horizons"], "auto")}
-    assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions
+    banked = {f"{m}+b5+k{k}" for m in ("favor", "fb") for k in TINY["horizons"]}
+    assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions | banked
     mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
     bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
-    tied = [m for sc in (mean, bell) for m, v in sc.items() if v <= (1 + tie) * min(sc.values())]
-    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0)
-    assert chosen == max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
-    assert chosen in res["auto"]["why"]
-    assert (model.method, model.horizon) == split_method(chosen)
+    tied = [m for sc in (mean, bell) for m, v in sc.items() if m not in banked and v <= (1 + tie) * min(
+        v for c, v in sc.items() if c not in banked)]
+    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0),
+    # or its operator's bank answer where that one's residual is no larger
+    pick = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
+    mine = [m for m in banked if m.startswith(split_method(pick)[0] + "+b") and bell[m] <= bell[pick]]
+    assert chosen == (min(mine, key=lambda m: bell[m]) if mine else pick)
+    assert chosen in res["auto"]["why"] and res["auto"].get("replaced", chosen) == pick
+    base, k = split_method(chosen)
+    assert (model.method, model.horizon, model.bank is not None) == (split_bank(base)[0], k, "+b" in chosen)
     again = resolvent.load(tmp_path / "a")                                        # no method: the pick
     assert (again.method, again.horizon) == (model.method, model.horizon)
     assert resolvent.load(tmp_path / "a", method="fb").method == "fb"

@@ -1,12 +1,18 @@
 """A run made with the bank (``--bank.points``) and the trust report: every expansion's and bank
 answer's test MSE and probe R^2 at the three kinds of points, their held-out agreement with
 per-reward FQE and their Bellman residual on its transitions (the means over the held-out rewards
-auto reads), and what auto's rule keeps with and without the bank's answers as candidates.
+auto reads), what auto's rule keeps with and without the bank's answers as candidates, and what
+the product keeps (``trust.with_bank``: the bank's answer in place of auto's pick where its
+residual is no larger).
 
     resolvent evaluate pendulum-angle --methods favor,fb --seeds 1 --bank.points 2048 --trust on --out runs/bank-trust
     cd results/accuracy/bank/pendulum-trust && python auto.py ../../../../runs/bank-trust/results.json > auto.txt
     python results/accuracy/bank/pendulum-trust/auto.py results/accuracy/bank/pendulum-trust-reach/results.json \
         > results/accuracy/bank/pendulum-trust-reach/auto.txt
+    resolvent evaluate halfcheetah-vel --dataset expert --methods favor,fb --seeds 1 --trust on \
+        --bank.points 2048 --out runs/hc-bank-trust
+    python results/accuracy/bank/pendulum-trust/auto.py runs/hc-bank-trust/results.json \
+        > results/accuracy/bank/halfcheetah-vel-expert-trust/auto.txt
 """
 from __future__ import annotations
 
@@ -16,7 +22,7 @@ import sys
 import numpy as np
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
-from resolvent.experiments.trust import choose_method, mean_over_heldout
+from resolvent.experiments.trust import choose_method, mean_over_heldout, with_bank
 from resolvent.model import split_bank, split_method
 
 SHOWN = ("test_mse", "traj_test_mse", "data_test_mse", "probe_r2", "traj_probe_r2", "data_probe_r2")
@@ -38,6 +44,8 @@ def main() -> None:
     banked = tuple(m for m in methods if operator(m) in AUTO_CANDIDATES and "+d" not in m)
     for label, candidates in (("auto's candidates", usual), ("and the bank's answers", banked)):
         print(f"\n{label}: {choose_method(methods, candidates, tie)['chosen']}")
+    print(f"\nauto's pick, the bank's answer in its place where as consistent (with_bank): "
+          f"{with_bank(methods, choose_method(methods, usual, tie))['chosen']}")
 
 
 if __name__ == "__main__":
