@@ -23,9 +23,9 @@ from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.expansion import Rollouts
 from resolvent.experiments import EvaluateConfig, RunDir, prepare
 from resolvent.experiments.evaluate import horizon_answers, set_answers
-from resolvent.experiments.scoring import entry_of, score
 from resolvent.keys import name_id
 from resolvent.model import OperatorModel
+from study import row_writer   # beside this script
 
 SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (("test", "mse"), ("probe", "r2")))
 WEIGHTS = ("inverse", "inverse2", "uniform")
@@ -61,12 +61,7 @@ def main() -> None:
     obs, act = p.raw_points()
     out: dict = {"run": str(run), "args": vars(args), "rows": {}}
 
-    def row(label: str, pred: dict, **more) -> None:
-        entry = entry_of(score(pred, p), p)
-        out["rows"][label] = {**{k: float(np.mean(entry[k])) for k in SHOWN if k in entry}, **more}
-        print(label, json.dumps(out["rows"][label]), flush=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(out, indent=1))
+    row = row_writer(out, path, p, SHOWN)
 
     model = OperatorModel.load(run / "models", args.method)
     model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()

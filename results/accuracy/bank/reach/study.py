@@ -21,6 +21,7 @@ import argparse
 import json
 import time
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -34,6 +35,19 @@ from resolvent.model import OperatorModel
 
 SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (
     ("test", "mse"), ("train", "mse"), ("probe", "r2")))
+
+
+def row_writer(out: dict, path: Path, p, shown: tuple[str, ...]) -> Callable[..., None]:
+    """``row(label, answers, **more)``: the answers' scores ``shown`` (means over the network
+    seeds) and ``more`` as ``out["rows"][label]``, printed, and ``out`` written to ``path`` again:
+    every row kept as it comes."""
+    def row(label: str, pred: dict, **more) -> None:
+        entry = entry_of(score(pred, p), p)
+        out["rows"][label] = {**{k: float(np.mean(entry[k])) for k in shown if k in entry}, **more}
+        print(label, json.dumps(out["rows"][label]), flush=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out, indent=1))
+    return row
 
 
 def distances(bank: Bank, onestep, policy, obs, act, kmax: int, ahead: int) -> tuple[np.ndarray, np.ndarray]:
@@ -111,12 +125,7 @@ def main() -> None:
     out["pairs_distance_quantiles"] = np.quantile(pairs, [0.1, 0.5, 0.9], axis=1).tolist()
     ks = list(range(1, args.kmax + 1))
 
-    def row(label: str, pred: dict, **more) -> None:
-        entry = entry_of(score(pred, p), p)
-        out["rows"][label] = {**{k: float(np.mean(entry[k])) for k in SHOWN if k in entry}, **more}
-        print(label, json.dumps(out["rows"][label]), flush=True)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(out, indent=1))
+    row = row_writer(out, path, p, SHOWN)
 
     for name in args.methods.split(","):
         model = OperatorModel.load(run / "models", name)
