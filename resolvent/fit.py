@@ -34,7 +34,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``"auto"``: favor, fb, sf and attention trained with their expansions, and the longest
     expansion near the best held-out agreement with per-reward FQE or Bellman residual kept, or in
     its place its operator's answer with the data's bank where that one's Bellman residual is no
-    larger: a bank of 2048 states is made by default under auto, ``trust.with_bank``),
+    larger and its agreement in the band: a bank of 2048 states is made by default under auto,
+    ``trust.with_bank``),
     ``steps`` (20,000), ``seeds`` (1), ``preset`` (``"default"``).
     ``rewards``: named reward callables to train on besides the dataset's own. ``probes``: named
     rewards (or a Python file defining ``PROBES``) only scored. ``env``: the Gymnasium id for

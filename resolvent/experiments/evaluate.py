@@ -325,7 +325,8 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
         if not cfg.auto:
             return {"methods": methods}
         candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-        return {"methods": methods, "auto": with_bank(methods, choose_method(methods, candidates, cfg.auto_tie))}
+        choice = choose_method(methods, candidates, cfg.auto_tie)
+        return {"methods": methods, "auto": with_bank(methods, choice, cfg.auto_tie)}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)

@@ -127,7 +127,7 @@ class EvaluateConfig:
     #                                    data's bank, bank.points states rolled out bank.horizon = K steps once,
     #                                    after training, the tail of G_k for each k of horizons: new points without
     #                                    a K-step rollout (0: none; -1: 2048 states under auto, whose pick it may
-    #                                    replace where its Bellman residual is no larger, else none)
+    #                                    replace: trust.with_bank; else none)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained

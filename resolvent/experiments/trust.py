@@ -136,38 +136,40 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
             **({"mean_trust_bellman": bellman} if residual else {})}
 
 
-def with_bank(methods: dict, choice: dict) -> dict:
-    """auto's ``choice`` (``choose_method``'s), its pick replaced by its own operator's answer with
-    the data's bank (``METHOD+bK+kk``, ``algorithms/bank.py``) where that answer is at least as
-    consistent with the data: its Bellman residual on the held-out rewards no larger than the
-    pick's; of such answers the lowest residual, ties to the fewest model steps. The residual, not
-    the agreement with FQE: the bank's answers are long ones, which agreement cannot rank (it
-    reads FQE's own error there). Where the bank's neighbours disagree the residual shows it and
-    the pick stays (Pendulum-Angle expert, reach 0.1: 0.138 against G_400's 0.076, the bank 3-7x
-    G_400's test MSE; on MountainCar, where the bank is G_400's answer, too); on HalfCheetah-Vel
-    expert auto's favor+k60 becomes favor+b400+k10 (1.59 against 1.82: along pi's trajectories test
-    MSE 0.085 against 0.41, probe R^2 0.28 / 0.80 / 0.95 against 0.23 / 0.49 / 0.62 at the reset,
-    trajectory and dataset points), on the noisy HalfCheetah fb+k400 becomes fb+b400+k10 (2.48
-    against 3.45: the own reward's MSE 1.9x / 1.6x / 1.1x lower), on Pendulum with ``bank.reach`` 0
-    favor+k400 becomes favor+b400+k150 (0.074 against 0.076, better at every kind of point; five
-    runs, results/accuracy/bank/README.md, "auto with the bank"). A run without a bank, or without
-    the residual, keeps its pick."""
+def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
+    """auto's ``choice`` (``choose_method``'s, with its band ``tie``), its pick replaced by its own
+    operator's answer with the data's bank (``METHOD+bK+kk``, ``algorithms/bank.py``) where that
+    answer is at least as consistent with the data, its Bellman residual on the held-out rewards no
+    larger than the pick's, and in auto's agreement band (mean relative RMSE against per-reward FQE
+    within ``tie`` of the candidates' best); of such answers the lowest residual, ties to the fewest
+    model steps. Both, on six runs (results/accuracy/bank/README.md, "auto with the bank"): the
+    residual sees where the bank's neighbours disagree (Pendulum-Angle expert, reach 0.1: 0.138
+    against G_400's 0.076, the bank 3-7x G_400's test MSE), the agreement band where the one-step
+    model drifts (Ant-Dir expert, fb alone: the bank's residual 7.31 against fb+k60's 8.31, its
+    agreement 0.249 outside the band's 0.17, its test MSE 1.3-1.5x). On the noisy HalfCheetah
+    fb+k400 becomes fb+b400+k10 (the own reward's MSE 1.9x / 1.6x / 1.1x lower at the reset,
+    trajectory and dataset points), on Pendulum with ``bank.reach`` 0 favor+k400 becomes
+    favor+b400+k150 (better at every kind of point); on HalfCheetah-Vel expert, where the bank is
+    better still, its agreement (0.67) is outside the band and favor+k60 stays. A run without a
+    bank, or without the residual, keeps its pick."""
     chosen = choice["chosen"]
     mine = mean_over_heldout(methods[chosen], "trust_bellman_each")
     if mine is None:
         return choice
-    operator = split_method(chosen)[0]
+    operator, band = split_method(chosen)[0], (1.0 + tie) * min(choice["mean_trust_rel_rmse"].values())
     banked = {}                                                   # name -> (residual, model steps)
     for m, entry in methods.items():
         base, k = split_method(m)
         name, bank = split_bank(base)
         bellman = mean_over_heldout(entry, "trust_bellman_each")
-        if bank and k != AUTO and name == operator and bellman is not None and bellman <= mine:
+        agreement = mean_over_heldout(entry, "trust_rel_rmse_each")
+        if bank and k != AUTO and name == operator and bellman is not None and bellman <= mine \
+                and agreement is not None and agreement <= band:
             banked[m] = (bellman, k)
     if not banked:
         return choice
     best = min(banked, key=lambda m: banked[m])
-    why = (f"; {best}, its operator with the data's bank, as consistent with the data (Bellman residual "
-           f"{banked[best][0]:.3f} against {mine:.3f}): kept in its place, for answers at new points in at most "
-           f"{banked[best][1]} model steps")
+    why = (f"; {best}, its operator with the data's bank, within the band on agreement and as consistent with "
+           f"the data (Bellman residual {banked[best][0]:.3f} against {mine:.3f}): kept in its place, for answers "
+           f"at new points in at most {banked[best][1]} model steps")
     return {**choice, "chosen": best, "why": choice["why"] + why, "replaced": chosen}

@@ -273,23 +273,27 @@ def test_auto_keeps_the_longest_expansion_among_the_tied():
 
 def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     """with_bank: auto's pick gives way to its own operator's bank answer whose Bellman residual is
-    no larger (the lowest, ties to the fewest model steps); another operator's bank never; a pick
-    whose residual is unknown stays."""
+    no larger and whose agreement is in auto's band (the lowest residual, ties to the fewest model
+    steps); outside the band, or another operator's bank, never; a pick whose residual is unknown
+    stays."""
     bellman = {"favor+k400": 0.076, "fb+k400": 0.080, "favor+b400+k30": 0.138, "favor+b400+k60": 0.138,
                "fb+b400+k30": 0.01}
     methods = {m: {"trust_rel_rmse_each": {"heldout-0": [0.1]}, "trust_bellman_each": {"heldout-0": [v]}}
                for m, v in bellman.items()}
     choice = choose_method(methods, ("favor+k400", "fb+k400"), tie=0.2)
-    assert choice["chosen"] == "favor+k400" and with_bank(methods, choice) == choice      # the bank less consistent
+    assert choice["chosen"] == "favor+k400" and with_bank(methods, choice, 0.2) == choice   # less consistent
     for m in ("favor+b400+k30", "favor+b400+k60"):
         methods[m]["trust_bellman_each"] = {"heldout-0": [0.074]}
-    kept = with_bank(methods, choice)
+    kept = with_bank(methods, choice, 0.2)
     assert kept["chosen"] == "favor+b400+k30" and kept["replaced"] == "favor+k400"       # equal: fewer steps
     assert "Bellman residual 0.074 against 0.076" in kept["why"] and kept["why"].startswith(choice["why"])
     methods["favor+b400+k60"]["trust_bellman_each"] = {"heldout-0": [0.070]}
-    assert with_bank(methods, choice)["chosen"] == "favor+b400+k60"                       # the lowest
+    assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k60"                  # the lowest
+    methods["favor+b400+k60"]["trust_rel_rmse_each"] = {"heldout-0": [0.13]}              # outside 0.1 x 1.2
+    assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k30"
+    assert with_bank(methods, choice, 0.5)["chosen"] == "favor+b400+k60"                  # inside 0.1 x 1.5
     del methods["favor+k400"]["trust_bellman_each"]
-    assert with_bank(methods, {**choice, "chosen": "favor+k400"})["chosen"] == "favor+k400"
+    assert with_bank(methods, {**choice, "chosen": "favor+k400"}, 0.2)["chosen"] == "favor+k400"
 
 
 def test_a_familys_first_training_rewards_join_the_trust_reports_when_asked():

@@ -140,9 +140,11 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     tied = [m for sc in (mean, bell) for m, v in sc.items() if m not in banked and v <= (1 + tie) * min(
         v for c, v in sc.items() if c not in banked)]
     # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0),
-    # or its operator's bank answer where that one's residual is no larger
+    # or its operator's bank answer where that one's residual is no larger and its agreement in the band
     pick = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
-    mine = [m for m in banked if m.startswith(split_method(pick)[0] + "+b") and bell[m] <= bell[pick]]
+    band = (1 + tie) * min(v for m, v in mean.items() if m not in banked)
+    mine = [m for m in banked if m.startswith(split_method(pick)[0] + "+b") and bell[m] <= bell[pick]
+            and mean[m] <= band]
     assert chosen == (min(mine, key=lambda m: bell[m]) if mine else pick)
     assert chosen in res["auto"]["why"] and res["auto"].get("replaced", chosen) == pick
     base, k = split_method(chosen)

@@ -59,7 +59,11 @@ def main() -> None:
     for label, candidates in (("auto's candidates", usual), ("and the bank's answers", banked)):
         print(f"\n{label}: {choose_method(methods, candidates, tie)['chosen']}")
     print(f"\nauto's pick, the bank's answer in its place where as consistent (with_bank): "
-          f"{with_bank(methods, choose_method(methods, usual, tie))['chosen']}")
+          f"{with_bank(methods, choose_method(methods, usual, tie), tie)['chosen']}")
+    for name in dict.fromkeys(operator(m) for m in methods if "+b" in m):    # each operator with a bank alone
+        alone = tuple(m for m in usual if split_method(m)[0] == name)
+        pick = choose_method(methods, alone, tie)
+        print(f"{name}'s answers alone: {pick['chosen']} -> with_bank {with_bank(methods, pick, tie)['chosen']}")
 
 
 if __name__ == "__main__":
