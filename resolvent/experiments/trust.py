@@ -73,13 +73,18 @@ def mean_over_heldout(entry: dict, key: str) -> float | None:
     return float(np.mean([np.mean(v) for v in each.values()])) if each else None
 
 
+def band_edge(scores: dict[str, float], tie: float) -> float:
+    """The edge of auto's band on one signal: ``tie`` (a fraction) over the best of ``scores``."""
+    return (1.0 + tie) * min(scores.values())
+
+
 def tie_bands(agreement: dict[str, float], bellman: dict[str, float],
               tie: float) -> tuple[dict[str, list[str]], bool]:
     """auto's bands: per signal (``agreement``, and ``consistency`` where every candidate has a
     Bellman residual), the candidates within ``tie`` (a fraction) of the best. A residual band
     that holds every candidate tells none apart and is left out; the bool says it was."""
     bands = {"agreement": agreement, **({"consistency": bellman} if len(bellman) == len(agreement) else {})}
-    kept = {name: [m for m, v in sc.items() if v <= (1.0 + tie) * min(sc.values())] for name, sc in bands.items()}
+    kept = {name: [m for m, v in sc.items() if v <= band_edge(sc, tie)] for name, sc in bands.items()}
     blind = len(agreement) > 1 and len(kept.get("consistency", ())) == len(agreement)   # tells none apart
     if blind:
         del kept["consistency"]
@@ -156,15 +161,16 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     mine = mean_over_heldout(methods[chosen], "trust_bellman_each")
     if mine is None:
         return choice
-    operator, band = split_method(chosen)[0], (1.0 + tie) * min(choice["mean_trust_rel_rmse"].values())
+    operator, band = split_method(chosen)[0], band_edge(choice["mean_trust_rel_rmse"], tie)
     banked = {}                                                   # name -> (residual, model steps)
     for m, entry in methods.items():
         base, k = split_method(m)
         name, bank = split_bank(base)
+        if not bank or k == AUTO or name != operator:               # not this operator's bank answer
+            continue
         bellman = mean_over_heldout(entry, "trust_bellman_each")
         agreement = mean_over_heldout(entry, "trust_rel_rmse_each")
-        if bank and k != AUTO and name == operator and bellman is not None and bellman <= mine \
-                and agreement is not None and agreement <= band:
+        if bellman is not None and agreement is not None and bellman <= mine and agreement <= band:
             banked[m] = (bellman, k)
     if not banked:
         return choice

@@ -3,7 +3,8 @@ answer's test MSE and probe R^2 at the three kinds of points, their held-out agr
 per-reward FQE and their Bellman residual on its transitions (the means over the held-out rewards
 auto reads), what auto's rule keeps with and without the bank's answers as candidates, and what
 the product keeps (``trust.with_bank``: the bank's answer in place of auto's pick where its
-residual is no larger).
+residual is no larger and its agreement in auto's band), and what each operator's answers alone
+would give.
 
     resolvent evaluate pendulum-angle --methods favor,fb --seeds 1 --bank.points 2048 --trust on --out runs/bank-trust
     cd results/accuracy/bank/pendulum-trust && python auto.py ../../../../runs/bank-trust/results.json > auto.txt
@@ -25,6 +26,10 @@ residual is no larger).
         --bank.points 2048 --out runs/hcn-bank-trust
     python results/accuracy/bank/pendulum-trust/auto.py runs/hcn-bank-trust/results.json \
         > results/accuracy/bank/halfcheetah-noisy-trust/auto.txt
+    resolvent evaluate ant-dir --dataset expert --methods fb,sf --seeds 1 --trust on --bank.points 2048 \
+        --out runs/ant-bank-trust
+    python results/accuracy/bank/pendulum-trust/auto.py runs/ant-bank-trust/results.json \
+        > results/accuracy/bank/ant-dir-expert-trust/auto.txt
 """
 from __future__ import annotations
 
