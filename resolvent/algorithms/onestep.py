@@ -71,6 +71,10 @@ class OneStepConfig:
     #                                        of HalfCheetah-Vel put 1 to 9 of 9 probes within 1.5x of FQE)
     keep: int = 3                          # a rollout answers by the mean of the keep members closest to the
     #                                        others, per point (0: all)
+    cycle: float = 1e-4                    # a point of a rollout under pi whose every member has come back within
+    #                                        this distance (the data's state scale) of its state p <= 4
+    #                                        steps before, at p + 1 steps running, repeats that cycle without the
+    #                                        model (0: every step modelled; Pendulum's closed loop ends in a 2-cycle)
 
 
 class OneStepModel(NamedTuple):
@@ -94,6 +98,8 @@ class OneStepModel(NamedTuple):
     #                                   ends (2k columns, ``scalar_low``, ``exact`` too), blended by ``terminal``
     terminal: Terminal | None = None  # the environment's termination rule (a split model's; saved by its name
     #                                   where it has one, a ``RuleRef``)
+    cycle: float = OneStepConfig.cycle  # a rollout under pi repeats a cycle its points come back to within this
+    #                                   (``OneStepConfig.cycle``; a model saved before it was kept: the default)
 
     @property
     def members(self) -> int:
@@ -188,6 +194,8 @@ def check(config: OneStepConfig) -> None:
     if config.ensemble < 1 or not 0 <= config.keep <= config.ensemble:
         raise ValueError(f"onestep: ensemble must be >= 1 members and keep between 0 (all) and ensemble, "
                          f"got ensemble={config.ensemble}, keep={config.keep}")
+    if not config.cycle >= 0:
+        raise ValueError(f"onestep: cycle is a distance in the data's state scale, >= 0 (0: off), got {config.cycle}")
 
 
 def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
@@ -263,7 +271,8 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
     return OneStepModel(params, np.asarray(x_mean, np.float32), np.asarray(x_std, np.float32),
                         y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
                         states.min(0).astype(np.float32), states.max(0).astype(np.float32),
-                        keep=config.keep, scalar_low=low, scalar_high=high, exact=exact, split=split)
+                        keep=config.keep, scalar_low=low, scalar_high=high, exact=exact, split=split,
+                        cycle=config.cycle)
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
@@ -371,7 +380,7 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             f"{prefix}y_mean": model.y_mean, f"{prefix}y_std": model.y_std,
             f"{prefix}keys": np.array(model.keys, str), f"{prefix}hidden": np.array(model.hidden, np.int64),
             **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {}),
-            f"{prefix}keep": np.int64(model.keep),
+            f"{prefix}keep": np.int64(model.keep), f"{prefix}cycle": np.float64(model.cycle),
             **({f"{prefix}scalar_low": model.scalar_low, f"{prefix}scalar_high": model.scalar_high}
                if model.scalar_low is not None else {}),
             **({f"{prefix}exact": model.exact} if model.exact is not None else {}),
@@ -397,4 +406,5 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
                         arrays.get(f"{prefix}high"), int(arrays.get(f"{prefix}keep", 0)),
                         arrays.get(f"{prefix}scalar_low"), arrays.get(f"{prefix}scalar_high"),
                         arrays.get(f"{prefix}exact"), bool(arrays.get(f"{prefix}split", False)),
-                        RuleRef(str(arrays[f"{prefix}terminal"])) if f"{prefix}terminal" in arrays else None)
+                        RuleRef(str(arrays[f"{prefix}terminal"])) if f"{prefix}terminal" in arrays else None,
+                        float(arrays.get(f"{prefix}cycle", OneStepConfig.cycle)))

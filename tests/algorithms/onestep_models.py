@@ -37,3 +37,23 @@ def goal_model(delta, r_go: float, r_end: float, rule) -> OneStepModel:
     params = {"params": {"Dense_0": base.params["params"]["Dense_0"], "Dense_1": last}}
     return base._replace(params=params, y_mean=y_mean, y_std=np.ones(ds + 4, np.float32),
                          keys=("reward", "terminated"), split=True, terminal=rule)
+
+
+def action_model(offsets, terminated: float | None = None) -> OneStepModel:
+    """Linear members (no hidden layer): member e moves s_{t+1} = s_t + a_t + offsets[e], and
+    predicts a constant termination probability. Under pi(s) = -2 s every member is in a 2-cycle
+    from its first state, s -> -s + c -> s; under pi(s) = -1.5 s (one member, offset 0) s_t
+    = (-1/2)^t s_0 settles at the fixed point 0."""
+    offsets = np.asarray(offsets, np.float32)                                          # (E, ds)
+    e, ds = offsets.shape
+    keys = ("terminated",) if terminated is not None else ()
+    dy = ds + len(keys)
+    kernel = np.zeros((2 * ds, dy), np.float32)
+    kernel[ds:, :ds] = np.eye(ds)                                                      # the action moves the state
+    bias = np.zeros((e, dy), np.float32)
+    bias[:, :ds] = offsets
+    y_mean = np.array([0.0] * ds + ([terminated] if terminated is not None else []), np.float32)
+    layer = ({"kernel": kernel, "bias": bias[0]} if e == 1 else
+             {"kernel": np.repeat(kernel[None], e, 0), "bias": bias})
+    return OneStepModel({"params": {"Dense_0": layer}}, np.zeros(2 * ds, np.float32), np.ones(2 * ds, np.float32),
+                        y_mean, np.ones(dy, np.float32), keys, ())

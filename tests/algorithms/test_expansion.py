@@ -6,7 +6,7 @@ import pytest
 from resolvent.algorithms import expansion
 from resolvent.algorithms.expansion import STATES, Rollouts, along_q, expand, expanded_q, rollout_bytes
 from resolvent.rewards import probes
-from onestep_models import drift_model, ensemble, goal_model
+from onestep_models import action_model, drift_model, ensemble, goal_model
 
 GAMMA = 0.9
 
@@ -408,3 +408,74 @@ def test_a_rule_that_never_stops_is_the_plain_rollout_and_one_that_always_stops_
     exact = lambda s, a: np.full((1, len(s)), 2.0 / (1 - GAMMA))  # noqa: E731
     np.testing.assert_allclose(expanded_q(expand(model, policy, OBS, ACT, 9, stop_past(0.75)), c, exact, GAMMA),
                                2.0 / (1 - GAMMA), rtol=1e-6)
+
+
+def counted_steps(monkeypatch) -> list:
+    """The rows of every model step a rollout makes, recorded."""
+    rows, step = [], expansion.rollout_step
+    monkeypatch.setattr(expansion, "rollout_step", lambda m, s, a: rows.append(len(s)) or step(m, s, a))
+    return rows
+
+
+@pytest.mark.parametrize("terminated", [None, 0.2])
+def test_a_point_in_a_cycle_repeats_it_without_the_model(monkeypatch, terminated):
+    """Three members in exact 2-cycles (s -> -s + c_e -> s under pi(s) = -2 s), apart from each
+    other, from s_1 (s_0's action is the query's own): with ``cycle`` on, the model steps until
+    each point has come back to its state two steps before at three steps running (s_3 = s_1, s_4
+    = s_2, s_5 = s_3: 5 steps), and the 30-step rollout is the one without it
+    (states, actions, survival, the members' distances and the answers), keep = 2 included."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], terminated)._replace(keep=2)
+    twice = lambda s: -2.0 * s  # noqa: E731
+    plain = expand(model._replace(cycle=0.0), twice, OBS, ACT[:, [0, 0]], 30)
+    rows = counted_steps(monkeypatch)
+    looped = expand(model._replace(cycle=1e-6), twice, OBS, ACT[:, [0, 0]], 30)
+    assert len(rows) == 5
+    for key in plain.steps:
+        np.testing.assert_allclose(looped.steps[key], plain.steps[key], atol=1e-6, err_msg=key)
+    np.testing.assert_allclose(looped.obs, plain.obs, atol=1e-6)
+    np.testing.assert_allclose(looped.action, plain.action, atol=1e-6)
+    np.testing.assert_allclose(looped.alive, plain.alive, rtol=1e-6)
+    np.testing.assert_allclose(looped.apart, plain.apart, rtol=1e-6)
+    assert looped.ends is None
+    np.testing.assert_array_equal(looped.weights, plain.weights)
+    boot = lambda s, a: s[None, :, 0] - a[None, :, 1]  # noqa: E731
+    np.testing.assert_allclose(expanded_q(looped, height, boot, GAMMA), expanded_q(plain, height, boot, GAMMA),
+                               rtol=1e-6, atol=1e-6)
+
+
+def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypatch):
+    """s_t = (-1/2)^t s_0 under pi(s) = -1.5 s: a point stops calling the model once it moves
+    less than the tolerance, each at its own step (the one at 0 from the first), the others still
+    stepping (padded to a power of two); the answers are the full rollout's to within the
+    states' error, the constants exact."""
+    model = action_model([[0.0, 0.0]])
+    obs = np.array([[0.5, 1.0], [-100.0, 2.0], [0.0, 0.0]], np.float32)
+    damped = lambda s: -1.5 * s  # noqa: E731
+    plain = expand(model._replace(cycle=0.0), damped, obs, np.zeros((3, 2), np.float32), 60)
+    rows = counted_steps(monkeypatch)
+    settled = expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60)
+    assert len(rows) < 30 and rows[0] == 3 and min(rows) < 3
+    np.testing.assert_allclose(settled.steps["obs"], plain.steps["obs"], atol=1e-2)
+    boot = lambda s, a: s[None, :, 1] ** 2 + a[None, :, 0]  # noqa: E731
+    np.testing.assert_allclose(expanded_q(settled, height, boot, GAMMA), expanded_q(plain, height, boot, GAMMA),
+                               atol=1e-2)
+    one = lambda f: np.ones(len(f["obs"]), np.float32)  # noqa: E731
+    np.testing.assert_allclose(expanded_q(settled, one, lambda s, a: np.full((1, len(s)), 1 / (1 - GAMMA)), GAMMA),
+                               1 / (1 - GAMMA), rtol=1e-6)
+
+
+def test_a_rollout_without_cycles_models_every_step(monkeypatch):
+    """Drifting states never come back: every step is the model's, the same rollout as with the
+    cycle off; and points stopped by a rule still stop while others settle."""
+    rows = counted_steps(monkeypatch)
+    model = drift_model(np.array([0.1, -0.2], np.float32))
+    e = expand(model._replace(cycle=1e-3), policy, OBS, ACT, 12)
+    assert len(rows) == 12
+    np.testing.assert_array_equal(e.steps["obs"], expand(model._replace(cycle=0.0), policy, OBS, ACT, 12).steps["obs"])
+    cyc = action_model([[0.0, 0.0]])._replace(cycle=1e-6)
+    stop_first = lambda n, e: lambda t, s, w, idx: idx == 0  # noqa: E731
+    both = expand(cyc, lambda s: -2.0 * s, OBS, ACT[:, [0, 0]], 20, stop_first)
+    plain = expand(cyc._replace(cycle=0.0), lambda s: -2.0 * s, OBS, ACT[:, [0, 0]], 20, stop_first)
+    np.testing.assert_array_equal(both.ends, [1, 20, 20])
+    for got, want in [(both.obs, plain.obs), (both.steps["obs"], plain.steps["obs"]), (both.alive, plain.alive)]:
+        np.testing.assert_allclose(got, want, atol=1e-6)

@@ -58,6 +58,10 @@ def test_same_key_same_model_and_exact_save_load():
         np.testing.assert_array_equal(np.asarray(onestep.predict(back, data["obs"], data["action"])[k]),
                                       np.asarray(onestep.predict(a, data["obs"], data["action"])[k]))
     np.testing.assert_array_equal(back.low, a.low)
+    assert back.cycle == a.cycle == onestep.OneStepConfig.cycle
+    assert onestep.from_arrays(onestep.to_arrays(a._replace(cycle=0.0))).cycle == 0.0
+    older = {k: v for k, v in onestep.to_arrays(a._replace(cycle=0.0)).items() if k != "onestep_cycle"}
+    assert onestep.from_arrays(older).cycle == onestep.OneStepConfig.cycle      # saved before: the default
 
 
 def test_an_ensemble_of_members_fitted_apart():

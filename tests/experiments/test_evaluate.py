@@ -133,6 +133,8 @@ def test_bad_config_is_rejected():
         EvaluateConfig(steps=0)
     with pytest.raises(ValueError, match="keep between 0 .all. and ensemble, got ensemble=2, keep=3"):
         EvaluateConfig(onestep=OneStepConfig(ensemble=2, keep=3))
+    with pytest.raises(ValueError, match="cycle is a distance in the data's state scale, >= 0 .0: off., got -0.1"):
+        EvaluateConfig(onestep=OneStepConfig(cycle=-0.1))
 
 
 def test_nan_dataset_is_rejected_before_anything_is_written(tmp_path, monkeypatch):
