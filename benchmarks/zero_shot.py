@@ -2,7 +2,7 @@
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
         [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--fqe-budget S] [--pairs 10000]
-        [--horizons 10,30,60] [--distil 400] [--repeats 5] [--tiny]
+        [--horizons 10,30,60] [--cycle 0,1e-4] [--distil 400] [--repeats 5] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
 the run but the FQE oracle (or ``--methods`` of them); otherwise ``--methods`` are trained here
@@ -26,9 +26,11 @@ Each operator of a policy-scored run also answers by its model-based expansion `
 under pi from the pairs (once per set of points, shared by every reward and operator; measured
 once per K), ``answer_ms`` a new
 reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
-at points already rolled out. ``METHOD+kauto`` (where the run can choose: an ensemble or its
-stretches, and two or more operators) times the horizon's choice for the reward and the answer
-at it (``chosen``), at new points and at points rolled out.
+at points already rolled out; ``cycle`` the rollout's tolerance for a point repeating a cycle of
+the closed loop without the model (``OneStepConfig.cycle``; ``--cycle 0,1e-4``: a row per value).
+``METHOD+kauto`` (where the run can choose: an ensemble or its stretches, and two or more
+operators) times the horizon's choice for the reward and the answer at it (``chosen``), at new
+points and at points rolled out.
 
 A run with ``distil.horizon`` = K (``--distil K`` when training here) also times each operator's
 distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout; and
@@ -133,7 +135,7 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
         ex = model.expansion(obs, act, k)
         s_k = ex.obs[np.flatnonzero(ex.weights.reshape(-1))]      # (m n, ds): the kept members', where the bank answers
         ends = np.full(len(obs), k) if ex.ends is None else ex.ends
-        rolled = (rollout_ms[k] if until is None else
+        rolled = (rollout_ms[k, None] if until is None and (k, None) in rollout_ms else
                   warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k, until), repeats))
         near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
         rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
@@ -194,6 +196,9 @@ def main() -> None:
                     help="P, the states a bank rolls out from (default: the run's bank.points; 0: none)")
     ap.add_argument("--reach", default="",
                     help="the bank's reach (BankConfig.reach), comma-separated: a row per value (default: the run's)")
+    ap.add_argument("--cycle", default="",
+                    help="the expansions' rollout cycle tolerance (OneStepConfig.cycle), comma-separated: a row per "
+                         "value (default: the run's one-step model's)")
     ap.add_argument("--repeats", type=int, default=5, help="timed calls per measure, after one warm call")
     ap.add_argument("--tiny", action="store_true", help="smoke sizes: checks the script, not the numbers")
     args = ap.parse_args()
@@ -232,9 +237,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     obs, act = p.features["obs"][idx], p.features["action"][idx]
 
     horizons = cfg.horizons if args.horizons is None else [int(k) for k in args.horizons.split(",") if k]
+    cycles = [float(c) for c in args.cycle.split(",")] if args.cycle else [None]   # None: the run's model's own
     bank_cfg = (dataclasses.replace(cfg.bank, points=args.bank) if args.bank
                 else cfg.bank.resolve(cfg.auto, len(p.features["obs"])))       # the run's own (auto: 2048 states)
-    rows, rollout_ms, done = [], {}, 0   # rollout_ms per k: the run's one-step model and pi, whichever operator
+    rows, rollout_ms, done = [], {}, 0   # rollout_ms per (k, cycle): the run's one-step model and pi, any operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))
         enc = model.encode([reward])                                       # (1, e)
@@ -253,15 +259,25 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                          "mse": float(np.mean((student.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
         if horizons:   # loaded as an expansion: with the run's one-step model (if it has one) and policy
             model = seed0(resolvent.load(run_dir, f"{method}+k{horizons[0]}"))
-        for k in horizons if model.onestep is not None else ():
-            if k not in rollout_ms:
-                rollout_ms[k] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k), args.repeats)
-            tail = [(f"{method}+d{cfg.distil.horizon}+k{k}", student)] if student is not None else []
-            for name, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
-                rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)   # kept
-                q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
-                rows.append({**row, "method": name, "rollout_ms": rollout_ms[k], "rolled_ms": rolled_ms,
-                             "answer_ms": rollout_ms[k] + rolled_ms, "mse": float(np.mean((q - truth) ** 2))})
+        own = model.onestep
+        for cycle in cycles if own is not None else ():
+            expanding = [a for a in (model, student) if a is not None]
+            for answer in expanding:   # the rollout's cycle tolerance (OneStepConfig.cycle): a row per value
+                answer.onestep = own if cycle is None else own._replace(cycle=cycle)
+            for k in horizons:
+                if (k, cycle) not in rollout_ms:
+                    rollout_ms[k, cycle] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k),
+                                                   args.repeats)
+                tail = [(f"{method}+d{cfg.distil.horizon}+k{k}", student)] if student is not None else []
+                for name, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
+                    rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)
+                    q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
+                    rows.append({**row, "method": name, "cycle": model.onestep.cycle,
+                                 "rollout_ms": rollout_ms[k, cycle], "rolled_ms": rolled_ms,
+                                 "answer_ms": rollout_ms[k, cycle] + rolled_ms,
+                                 "mse": float(np.mean((q - truth) ** 2))})
+            for answer in expanding:
+                answer.onestep = own
         if horizons and model.onestep is not None and bank_cfg.points and model.scored_under_policy:
             starts = bank_starts(p.features, bank_cfg, name_id(f"{cfg.seed}-bank"))   # the run's own (evaluate's)
             for reach in (float(r) for r in args.reach.split(",")) if args.reach else (bank_cfg.reach,):

@@ -20,7 +20,7 @@ TRUST_RUN = BENCHMARKS.parent / "results" / "trust" / "pendulum-angle-expert"
 RUNS = {
     "throughput.py": (["--tiny", "--methods", "attention"], {"method", "steps_per_s"}),
     "control_throughput.py": (["--tiny"], {"steps_per_s", "seeds"}),
-    "zero_shot.py": (["--tiny", "--methods", "favor,sf", "--bank", "64"],
+    "zero_shot.py": (["--tiny", "--methods", "favor,sf", "--bank", "64", "--cycle", "0,1e-4"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
     "expansion.py": (["--tiny", "--onestep-steps", "30"],
@@ -59,9 +59,12 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     if script == "zero_shot.py":
         # TINY's horizons (2,), and favor's distilled G_2, alone and as G_2's tail, and its bank (K = 3)
         # as G_2's tail (SF is not of the policy encoding) (and each operator's horizon chosen per
-        # reward: an ensemble, two operators)
-        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+b3+k2",
-                                                  "favor+kauto", "sf", "sf+k2", "sf+kauto"]
+        # reward: an ensemble, two operators); every expansion with the rollout's cycles off and on
+        assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+k2",
+                                                  "favor+d2+k2", "favor+b3+k2", "favor+kauto", "sf", "sf+k2", "sf+k2",
+                                                  "sf+kauto"]
+        assert [r["cycle"] for r in results if r["method"].endswith("+k2") and "+b" not in r["method"]] == [
+            0.0, 0.0, 1e-4, 1e-4, 0.0, 1e-4]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
         for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
