@@ -286,9 +286,11 @@ def repeat_cycles(t: int, period: np.ndarray, steps: dict, s: np.ndarray, a: np.
     x_{t-1-p}, s_t = s_{t-p}, a_t = a_{t-p}, c_t = c_{t-1} (1 - terminated(x_{t-1})), and their
     members' distances grow by step t - p's."""
     e, n = apart.shape[1:]
-    for p in np.unique(period[period > 0]):
-        pts = np.flatnonzero(period == p)                                              # (n_p,)
-        rows = (np.arange(e)[:, None] * n + pts).reshape(-1)                           # (E n_p,)
+    lengths = np.unique(period[period > 0])
+    every = len(lengths) == 1 and np.all(period == lengths[0])   # every point in a cycle of one length: whole rows
+    for p in lengths:
+        pts = slice(None) if every else np.flatnonzero(period == p)                    # (n_p,)
+        rows = slice(None) if every else (np.arange(e)[:, None] * n + pts).reshape(-1)   # (E n_p,)
         for key in steps:
             steps[key][t - 1, rows] = steps[key][t - 1 - p, rows]
         s[rows], a[rows] = states[t - p, rows], steps["action"][t - p, rows]
