@@ -1,6 +1,7 @@
 """The one-step model of an experiment is fitted once: a second call with the same data, config
 and seed loads the saved model (identical), anything the fit reads makes another, and a damaged
 file is fitted again, not trusted."""
+import dataclasses
 import jax
 import numpy as np
 import pytest
@@ -60,6 +61,17 @@ def test_anything_the_fit_reads_makes_another_model():
             fit_tag(CONFIG, 0, {**feats, "height": feats["reward"]}, mean, std)]
     assert base not in tags and len(set(tags)) == len(tags)
     assert fit_tag(CONFIG, 0, {k: v.copy() for k, v in feats.items()}, mean.copy(), std.copy()) == base
+    assert fit_tag(dataclasses.replace(CONFIG, cycle=0.0), 0, feats, mean, std) == base   # the rollouts', not the fit's
+
+
+def test_the_cached_model_rolls_out_with_the_asked_cycle(home, monkeypatch):
+    feats, mean, std = data()
+    first = fit_data_model(CONFIG, 0, feats, mean, std)
+    monkeypatch.setattr(onestep, "fit", lambda *a, **k: (_ for _ in ()).throw(AssertionError("fitted again")))
+    off = fit_data_model(dataclasses.replace(CONFIG, cycle=0.0), 0, feats, mean, std)
+    assert (first.cycle, off.cycle) == (CONFIG.cycle, 0.0)
+    for a, b in zip(leaves(first), leaves(off), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_damaged_file_is_fitted_again(home, monkeypatch):
