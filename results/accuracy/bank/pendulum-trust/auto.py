@@ -33,8 +33,11 @@ would give.
     resolvent evaluate pendulum-angle --dataset replay --methods auto --trust on --seeds 1 --out runs/par-bank-trust
     python results/accuracy/bank/pendulum-trust/auto.py runs/par-bank-trust/results.json \
         > results/accuracy/bank/pendulum-replay-trust/auto.txt
+    resolvent evaluate pendulum-angle --dataset medium --methods auto --trust on --seeds 1 --out runs/pam-bank-trust
+    python results/accuracy/bank/pendulum-trust/auto.py runs/pam-bank-trust/results.json \
+        > results/accuracy/bank/pendulum-medium-trust/auto.txt
 
-(the last, a later session's: auto's own operators, favor, fb, sf and attention, and its default bank
+(the last two, a later session's: auto's own operators, favor, fb, sf and attention, and its default bank
 of 2048 states, with the rollouts' cycles repeated, ``onestep.cycle``).
 """
 from __future__ import annotations
