@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 
-TIMINGS = ("seconds", "time", "_ms")
+TIMINGS = ("seconds", "time")   # in a key: a timing (and a key ending in _ms; test_mse is not one)
 
 
 def walk(a, b, path: tuple, worst: dict) -> None:
@@ -22,7 +22,7 @@ def walk(a, b, path: tuple, worst: dict) -> None:
         for u, v in zip(a, b):
             walk(u, v, path, worst)
     elif isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and path:
-        if any(t in path[-1] for t in TIMINGS):
+        if any(t in path[-1] for t in TIMINGS) or path[-1].endswith("_ms"):
             return
         d = abs(a - b) / max(abs(b), 1e-12)
         if d > worst.get(path[-1], (-1.0,))[0]:
