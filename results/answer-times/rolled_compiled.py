@@ -27,13 +27,24 @@ def seed0(model):
     return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
-def reward_and_points(run: str, pairs: int):
-    """The run's first test reward (name, callable) and ``pairs`` of its dataset's state-actions."""
+def benchmark_problem(run: str):
+    """The run's problem as ``benchmarks/zero_shot.py`` prepares it: one test reward, its truth at
+    the reset points."""
     cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), eval_points=("reset",),
-                                    trust="off"))
+    return prepare(dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), eval_points=("reset",),
+                                       trust="off"))
+
+
+def points_of(p, pairs: int):
+    """The problem's first test reward (name, callable) and ``pairs`` of its dataset's
+    state-actions, the benchmark's."""
     idx = np.random.default_rng(0).choice(len(p.x), min(pairs, len(p.x)), replace=False)
     return p.source.rewards["test"][0], p.features["obs"][idx], p.features["action"][idx]
+
+
+def reward_and_points(run: str, pairs: int):
+    """The run's first test reward (name, callable) and ``pairs`` of its dataset's state-actions."""
+    return points_of(benchmark_problem(run), pairs)
 
 
 def main() -> None:
