@@ -51,7 +51,8 @@ def test_the_default_bank_is_made_under_auto_only():
                                       (dict(starts=1.5), "a share of the points"),
                                       (dict(eps=-0.1), "eps must be >= 0"),
                                       (dict(reach=-1.0), "reach must be >= 0"),
-                                      (dict(least=0), "least must be >= 1")])
+                                      (dict(least=0), "least must be >= 1"),
+                                      (dict(actions=-1.0), "actions must be >= 0")])
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
         BankConfig(**bad)
@@ -72,6 +73,36 @@ def test_a_bank_of_fewer_states_than_neighbours_answers_from_all_of_them():
     want = [sum(0.9 ** u * (s1 + 0.1 * u) for u in range(3)) + 0.9 ** 3 * seed for seed in (0, 1)]
     np.testing.assert_allclose(v[:, 0], want, rtol=1e-5)
     assert np.all(np.isfinite(bank.tail(height, g, 0.9)(np.full((3, 2), 5.0, np.float32), None)))
+
+
+def test_the_nearest_bank_states_by_state_and_pis_action_share_pis_action():
+    """pi jumps across s_1 = 0 (a = +1 above, -1 below) and the reward is the action: two bank
+    rollouts drift along s_0 at s_1 = -0.01 (every value negative) and s_1 = +0.03 (positive).
+    At s = (0.35, 0.005), where pi's action is +1, the two nearest by state alone are the first
+    rollout's (0.3, -0.01) and (0.4, -0.01): a value of the wrong sign. Searched over (s, pi(s))
+    (``actions`` = 1) they are the second's, and the answer is their own values' mean, in the
+    states found without asking pi; linear, a constant exact."""
+    pi = lambda s: np.where(s[:, 1:2] > 0, 1.0, -1.0).astype(np.float32)  # noqa: E731
+    starts = np.array([[0.0, -0.01], [0.0, 0.03]], np.float32)
+    reward = lambda f: f["action"][:, 0]  # noqa: E731
+    g = lambda s, a: np.zeros((1, len(s)))  # noqa: E731 - the operator after step K: 0
+    query = np.array([[0.35, 0.005]], np.float32)
+    answers = {}
+    for a in (0.0, 1.0):
+        bank = Bank(BankConfig(points=2, horizon=12, steps=8, neighbours=2, eps=0.0, actions=a), starts)
+        bank.build(drift_model(np.array([0.1, 0.0], np.float32)), pi)
+        answers[a] = bank.tail(reward, g, 0.9)(query, pi(query))[0, 0]
+        i, w = bank.neighbours_of(query)                                              # pi asked by the bank
+        np.testing.assert_array_equal(i, bank.neighbours_of(query, pi(query))[0])
+        assert np.allclose(w.sum(1), 1.0) and np.all(w >= 0)
+    assert answers[0.0] < 0 < answers[1.0]
+    i, w = bank.neighbours_of(query)
+    assert np.all(bank.states[i[0], 1] > 0)                                          # the second rollout's
+    v = bank.values(reward, g, 0.9)                                                   # (1, B)
+    np.testing.assert_allclose(answers[1.0], (v[0, i[0]] * w[0]).sum(), rtol=1e-6)
+    c = lambda f: np.full(len(f["obs"]), 2.0)  # noqa: E731
+    exact = lambda s, a: np.full((1, len(s)), 20.0)  # noqa: E731 - G[c] = c / (1 - gamma)
+    np.testing.assert_allclose(bank.tail(c, exact, 0.9)(query, pi(query)), 20.0, rtol=1e-6)
 
 
 def test_a_bank_whose_rollouts_all_end_at_once_says_so():

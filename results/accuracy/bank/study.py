@@ -3,7 +3,8 @@ operator, its expansions G_k and G_K, and k model steps with the bank as the tai
 reward set and kind of points, side by side, with the seconds each set of answers took.
 
     python results/accuracy/bank/study.py RUN --methods favor,fb [--points 2048] [--horizon 400]
-        [--bank-steps 100] [--neighbours 1,8] [--eps 0,1] [--reach 0,0.1] [--tails 1,10,30] [--query-members 1,3]
+        [--bank-steps 100] [--neighbours 1,8] [--eps 0,1] [--reach 0,0.1] [--actions 0,1] [--tails 1,10,30]
+        [--query-members 1,3]
         --out results/accuracy/bank/NAME.json
 
 The bank is rolled out from the run's own starting states (those ``resolvent evaluate --bank.points``
@@ -49,6 +50,7 @@ def main() -> None:
     ap.add_argument("--neighbours", default="1,8")
     ap.add_argument("--eps", default="0", help="the search's eps (BankConfig.eps), comma-separated")
     ap.add_argument("--reach", default="0", help="BankConfig.reach (0: every point k steps), comma-separated")
+    ap.add_argument("--actions", default="0", help="BankConfig.actions (0: by state alone), comma-separated")
     ap.add_argument("--tails", default="1,10,30", help="k: model steps before the bank answers (with reach: the most)")
     ap.add_argument("--query-members", default="",
                     help="also the bank after k steps of only the first m members at the points (m, comma-separated)")
@@ -76,10 +78,11 @@ def main() -> None:
         for k in sorted({0, *tails, args.horizon}):
             t0 = time.perf_counter()
             row(f"{name}+k{k}", set_answers(model, p, obs, act, k), time.perf_counter() - t0)
-        for n, eps, reach in ((int(x), float(e), float(r)) for x in args.neighbours.split(",")
-                              for e in args.eps.split(",") for r in args.reach.split(",")):
+        for n, eps, reach, acts in ((int(x), float(e), float(r), float(a)) for x in args.neighbours.split(",")
+                                    for e in args.eps.split(",") for r in args.reach.split(",")
+                                    for a in args.actions.split(",")):
             bcfg = BankConfig(points=args.points, horizon=args.horizon, steps=args.bank_steps, neighbours=n, eps=eps,
-                              reach=reach)
+                              reach=reach, actions=acts)
             if starts is None:
                 starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
             t0 = time.perf_counter()
@@ -90,7 +93,7 @@ def main() -> None:
             seconds = time.perf_counter() - t0
             for k in tails:
                 row(f"{name}+b{args.horizon}+k{k} n={n}" + (f" eps={eps:g}" if eps else "")
-                    + (f" reach={reach:g}" if reach else ""), answers[k],
+                    + (f" reach={reach:g}" if reach else "") + (f" actions={acts:g}" if acts else ""), answers[k],
                     seconds / len(tails),
                     bank_seconds=round(built, 2), bank_states=len(model.bank))
             for m in (int(x) for x in args.query_members.split(",") if x):
