@@ -103,6 +103,10 @@ def test_the_nearest_bank_states_by_state_and_pis_action_share_pis_action():
     c = lambda f: np.full(len(f["obs"]), 2.0)  # noqa: E731
     exact = lambda s, a: np.full((1, len(s)), 20.0)  # noqa: E731 - G[c] = c / (1 - gamma)
     np.testing.assert_allclose(bank.tail(c, exact, 0.9)(query, pi(query)), 20.0, rtol=1e-6)
+    combo = lambda f: 3.0 * f["action"][:, 0] - 2.0 * f["obs"][:, 0]  # noqa: E731
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    at = lambda r: bank.tail(r, g, 0.9)(query, pi(query))  # noqa: E731
+    np.testing.assert_allclose(at(combo), 3.0 * at(reward) - 2.0 * at(height), rtol=1e-5)
 
 
 def test_a_bank_whose_rollouts_all_end_at_once_says_so():
