@@ -35,7 +35,7 @@ from resolvent.algorithms import distil
 from resolvent.algorithms.bank import Bank, bank_starts
 from resolvent.algorithms.distil import DistilData, target_weights
 from resolvent.algorithms.expansion import Rollouts, along_q
-from resolvent.algorithms.horizon import find_stretches
+from resolvent.algorithms.horizon import find_stretches, point_spread
 from resolvent.data import KINDS
 from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
                                                    OPERATORS, PRESET_METHODS, PRESETS, REF_ACTIONS, TRUST,
@@ -160,14 +160,41 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         bank.build(p.pi.model, p.source.policy)
         built = round(time.perf_counter() - t0, 2)
         for name, model in policy_models.items():
+            g_k = answers[name].get(bank_cfg.horizon)                  # G_K, K the bank's: what the bank stands in for
+            spread = trust_spread(model, p, obs, act, bank_cfg.horizon) if g_k is not None else None
+            if spread is not None:
+                out[f"{name}+k{bank_cfg.horizon}"]["trust_spread_each"] = spread
             model.bank = bank
             tails = {f"{name}+b{bank_cfg.horizon}+k{k}": q
                      for k, q in horizon_answers(model, p, obs, act, cfg.horizons).items()}
             model.bank = None
-            out.update({tail: {**entry(q, name, split_method(tail)[1]), "bank_seconds": built, "bank_states": len(bank)}
+            out.update({tail: {**entry(q, name, split_method(tail)[1]), "bank_seconds": built, "bank_states": len(bank),
+                               **({"trust_gap_each": trust_gaps(q, g_k, p)} if spread is not None else {})}
                         for tail, q in tails.items()})
             save_predictions(run, tails, p)
     return out
+
+
+def trust_spread(model: OperatorModel, p: Problem, obs, act, horizon: int) -> dict | None:
+    """G_K's spread among its kept ensemble members at the trust report's points, per held-out
+    reward ({name: [sd]}, one value: the members are the seeds'): the root of the mean over the
+    points of the members' weighted variance of their K-step discounted sums
+    (``horizon.point_spread``), the one-step model's own uncertainty of G_K there. None without
+    the trust report or an ensemble (a single model has no spread)."""
+    if "trust" not in p.slices or not len(p.sets["heldout"]) or not model.spread_checks():
+        return None
+    cols, ex = p.slices["trust"], model.expansion(obs, act, horizon)
+    return {name: [float(np.sqrt(point_spread(ex, reward, [horizon], model.gamma)[0, cols].mean()))]
+            for name, (_, reward) in zip(p.sets["heldout"].names, p.source.rewards["heldout"])}
+
+
+def trust_gaps(banked: dict, g_k: dict, p: Problem) -> dict:
+    """A bank answer's RMS difference from its operator's G_K at the trust report's points, per
+    held-out reward and seed ({name: [per seed]}): how far the bank departs from the rollout it
+    stands in for (``trust.with_bank`` weighs it against G_K's spread, ``trust_spread``)."""
+    cols = p.slices["trust"]
+    gap = np.sqrt(((banked["heldout"][..., cols] - g_k["heldout"][..., cols]) ** 2).mean(-1))   # (S, H)
+    return {name: [float(v) for v in gap[:, j]] for j, name in enumerate(p.sets["heldout"].names)}
 
 
 def horizon_answers(model: OperatorModel, p: Problem, obs, act, horizons) -> dict[int, dict]:
@@ -351,4 +378,5 @@ __all__ = ["ABSORBING", "AUTO_CANDIDATES", "DEFAULT_METHODS", "KINDS", "METHODS"
            "Rewards", "Source", "check_same_policy", "dataset_source", "default_fqe", "entry_of", "expansion_entries",
            "family_source", "fqe_oracle", "inference_model", "make_method", "metric_rows", "named_key", "oracle_set",
            "paper_fqe", "policy_fingerprint", "policy_method", "prepare", "reference_features", "reward_set",
-           "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_truth"]
+           "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_gaps",
+           "trust_spread", "trust_truth"]

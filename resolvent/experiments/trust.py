@@ -160,8 +160,15 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     at the reset points and 7.5x the test MSE along pi's trajectories, where points reach the bank
     within a few steps: the residual does not see those neighbours' error there; on an eighth,
     Pendulum-Angle medium, fb+k400 becomes fb+b400+k30, 21x better along the trajectories and
-    2.3x / 39x worse at the reset and dataset points. A run without a bank, or without the
-    residual, keeps its pick."""
+    2.3x / 39x worse at the reset and dataset points. So a third condition, where the run has
+    them: the bank answer's RMS difference from its operator's G_K at the trust points
+    (``trust_gap_each``) no larger than G_K's spread among its ensemble members there
+    (``trust_spread_each``): a bank that departs from G_K by more than the one-step model's own
+    uncertainty explains adds its interpolation error. Measured on seven runs' answers
+    (results/accuracy/bank/spread/): spread / gap 0.3-0.6 on Pendulum expert, replay and medium
+    (the bank worse at most points), 1.6 on the noisy HalfCheetah (better). A run without a bank,
+    or without the residual, keeps its pick; one without the spread (a single one-step model, or
+    a run made before) skips the third condition."""
     chosen = choice["chosen"]
     mine = mean_over_heldout(methods[chosen], "trust_bellman_each")
     if mine is None:
@@ -175,7 +182,10 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
             continue
         bellman = mean_over_heldout(entry, "trust_bellman_each")
         agreement = mean_over_heldout(entry, "trust_rel_rmse_each")
-        if bellman is not None and agreement is not None and bellman <= mine and agreement <= band:
+        gap = mean_over_heldout(entry, "trust_gap_each")
+        spread = mean_over_heldout(methods.get(f"{name}+k{bank}", {}), "trust_spread_each")
+        within = gap is None or spread is None or gap <= spread
+        if bellman is not None and agreement is not None and bellman <= mine and agreement <= band and within:
             banked[m] = (bellman, k)
     if not banked:
         return choice

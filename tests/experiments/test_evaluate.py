@@ -276,7 +276,8 @@ def test_auto_keeps_the_longest_expansion_among_the_tied():
 def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     """with_bank: auto's pick gives way to its own operator's bank answer whose Bellman residual is
     no larger and whose agreement is in auto's band (the lowest residual, ties to the fewest model
-    steps); outside the band, or another operator's bank, never; a pick whose residual is unknown
+    steps); outside the band, or another operator's bank, never; nor one whose difference from
+    G_K exceeds G_K's members' spread, where the run has both; a pick whose residual is unknown
     stays."""
     bellman = {"favor+k400": 0.076, "fb+k400": 0.080, "favor+b400+k30": 0.138, "favor+b400+k60": 0.138,
                "fb+b400+k30": 0.01}
@@ -294,6 +295,15 @@ def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     methods["favor+b400+k60"]["trust_rel_rmse_each"] = {"heldout-0": [0.13]}              # outside 0.1 x 1.2
     assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k30"
     assert with_bank(methods, choice, 0.5)["chosen"] == "favor+b400+k60"                  # inside 0.1 x 1.5
+    # where the run has them, a bank answer departing from its operator's G_K by more than G_K's
+    # spread among its members is not kept
+    methods["favor+k400"]["trust_spread_each"] = {"heldout-0": [0.05]}
+    methods["favor+b400+k30"]["trust_gap_each"] = {"heldout-0": [0.2]}
+    methods["favor+b400+k60"]["trust_gap_each"] = {"heldout-0": [0.04]}
+    assert with_bank(methods, choice, 0.2) == choice
+    assert with_bank(methods, choice, 0.5)["chosen"] == "favor+b400+k60"
+    del methods["favor+k400"]["trust_spread_each"]                                       # a run made before
+    assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k30"
     del methods["favor+k400"]["trust_bellman_each"]
     assert with_bank(methods, {**choice, "chosen": "favor+k400"}, 0.2)["chosen"] == "favor+k400"
 

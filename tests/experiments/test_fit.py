@@ -126,13 +126,14 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
 
 
 def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_path):
+    horizons = (2, 5)                                    # 5: the bank's K, whose G_K the bank answers stand in for
     model = resolvent.fit(dataset, reacher.policy, out=tmp_path / "a", method="auto", env="none",
-                          **{**TINY, "steps": 20, "log_every": 20})
+                          **{**TINY, "steps": 20, "log_every": 20, "horizons": horizons})
     res = json.loads((tmp_path / "a" / "results.json").read_text())
     # every operator's model-based expansions are candidates too; the bank's answers (made by
     # default under auto) may take the pick's place
-    expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in (*TINY["horizons"], "auto")}
-    banked = {f"{m}+b5+k{k}" for m in ("favor", "fb") for k in TINY["horizons"]}
+    expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in (*horizons, "auto")}
+    banked = {f"{m}+b5+k{k}" for m in ("favor", "fb") for k in horizons}
     assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions | banked
     mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
     bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
@@ -143,8 +144,13 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     # or its operator's bank answer where that one's residual is no larger and its agreement in the band
     pick = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
     band = (1 + tie) * min(v for m, v in mean.items() if m not in banked)
+    # and its departure from G_5 no larger than G_5's spread among the one-step members (each >= 0)
+    spread = {m: np.mean([np.mean(v) for v in r["trust_spread_each"].values()])
+              for m, r in res["methods"].items() if "trust_spread_each" in r}
+    gap = {m: np.mean([np.mean(v) for v in res["methods"][m]["trust_gap_each"].values()]) for m in banked}
+    assert set(spread) == {"favor+k5", "fb+k5"} and min(spread.values()) >= 0 and min(gap.values()) >= 0
     mine = [m for m in banked if m.startswith(split_method(pick)[0] + "+b") and bell[m] <= bell[pick]
-            and mean[m] <= band]
+            and mean[m] <= band and gap[m] <= spread[split_bank(split_method(m)[0])[0] + "+k5"]]
     assert chosen == (min(mine, key=lambda m: bell[m]) if mine else pick)
     assert chosen in res["auto"]["why"] and res["auto"].get("replaced", chosen) == pick
     base, k = split_method(chosen)
