@@ -38,7 +38,12 @@ would give.
         > results/accuracy/bank/pendulum-medium-trust/auto.txt
 
 (the last two, a later session's: auto's own operators, favor, fb, sf and attention, and its default bank
-of 2048 states, with the rollouts' cycles repeated, ``onestep.cycle``).
+of 2048 states, with the rollouts' cycles repeated, ``onestep.cycle``); and with with_bank's third
+condition (G_K's spread, a later session still):
+
+    resolvent evaluate pendulum-angle --dataset replay --methods auto --trust on --seeds 1 --out runs/par-spread
+    python results/accuracy/bank/pendulum-trust/auto.py runs/par-spread/results.json \
+        > results/accuracy/bank/pendulum-replay-spread/auto.txt
 """
 from __future__ import annotations
 
