@@ -177,8 +177,8 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
 
 def trust_spread(model: OperatorModel, p: Problem, obs, act, horizon: int) -> dict | None:
     """G_K's spread among its kept ensemble members at the trust report's points, per held-out
-    reward ({name: [sd]}, one value: the members are the seeds'): the root of the mean over the
-    points of the members' weighted variance of their K-step discounted sums
+    reward ({name: [sd]}, one value for every network seed: the sums read no operator): the root
+    of the mean over the points of the members' weighted variance of their K-step discounted sums
     (``horizon.point_spread``), the one-step model's own uncertainty of G_K there. None without
     the trust report or an ensemble (a single model has no spread)."""
     if "trust" not in p.slices or not len(p.sets["heldout"]) or not model.spread_checks():

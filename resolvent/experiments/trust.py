@@ -164,13 +164,12 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     them: the bank answer's RMS difference from its operator's G_K at the trust points
     (``trust_gap_each``) no larger than G_K's spread among its ensemble members there
     (``trust_spread_each``): a bank that departs from G_K by more than the one-step model's own
-    uncertainty explains adds its interpolation error. Measured on seven runs' answers
-    (results/accuracy/bank/spread/): spread / gap 0.3-0.6 on Pendulum expert, replay and medium
-    (the bank worse at most points), 1.6 on the noisy HalfCheetah (better); end to end on Pendulum
+    uncertainty explains adds its interpolation error. Measured on five finished runs' answers
+    (results/accuracy/bank/spread/): spread / gap 0.31-0.52 on Pendulum expert, replay and medium
+    (the bank worse at most points), 1.63 on the noisy HalfCheetah (better); end to end on Pendulum
     replay favor+k400 now stays (favor+b400+k60's departure 0.213 against G_400's spread 0.124).
-    A run without a bank,
-    or without the residual, keeps its pick; one without the spread (a single one-step model, or
-    a run made before) skips the third condition."""
+    A run without a bank, or without the residual, keeps its pick; one without the spread (a
+    single one-step model, or a run made before) skips the third condition."""
     chosen = choice["chosen"]
     mine = mean_over_heldout(methods[chosen], "trust_bellman_each")
     if mine is None:
