@@ -167,7 +167,8 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     uncertainty explains adds its interpolation error. Measured on five finished runs' answers
     (results/accuracy/bank/spread/): spread / gap 0.31-0.52 on Pendulum expert, replay and medium
     (the bank worse at most points), 1.63 on the noisy HalfCheetah (better); end to end on Pendulum
-    replay favor+k400 now stays (favor+b400+k60's departure 0.213 against G_400's spread 0.124).
+    replay favor+k400 now stays (favor+b400+k60's departure 0.213 against G_400's spread 0.124),
+    on medium fb+k400 (0.222 against 0.091).
     A run without a bank, or without the residual, keeps its pick; one without the spread (a
     single one-step model, or a run made before) skips the third condition."""
     chosen = choice["chosen"]

@@ -44,6 +44,9 @@ condition (G_K's spread, a later session still):
     resolvent evaluate pendulum-angle --dataset replay --methods auto --trust on --seeds 1 --out runs/par-spread
     python results/accuracy/bank/pendulum-trust/auto.py runs/par-spread/results.json \
         > results/accuracy/bank/pendulum-replay-spread/auto.txt
+    resolvent evaluate pendulum-angle --dataset medium --methods auto --trust on --seeds 1 --out runs/pam-spread
+    python results/accuracy/bank/pendulum-trust/auto.py runs/pam-spread/results.json \
+        > results/accuracy/bank/pendulum-medium-spread/auto.txt
 """
 from __future__ import annotations
 
