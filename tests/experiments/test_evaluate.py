@@ -301,7 +301,8 @@ def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     methods["favor+b400+k30"]["trust_gap_each"] = {"heldout-0": [0.2]}
     methods["favor+b400+k60"]["trust_gap_each"] = {"heldout-0": [0.04]}
     assert with_bank(methods, choice, 0.2) == choice
-    assert with_bank(methods, choice, 0.5)["chosen"] == "favor+b400+k60"
+    kept = with_bank(methods, choice, 0.5)
+    assert kept["chosen"] == "favor+b400+k60" and "departure from favor+k400 0.040" in kept["why"]
     del methods["favor+k400"]["trust_spread_each"]                                       # a run made before
     assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k30"
     del methods["favor+k400"]["trust_bellman_each"]
