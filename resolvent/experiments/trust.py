@@ -176,7 +176,7 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     if mine is None:
         return choice
     operator, band = split_method(chosen)[0], band_edge(choice["mean_trust_rel_rmse"], tie)
-    banked, departs = {}, {}                                      # name -> (residual, model steps); (gap, spread)
+    banked = {}                                  # name -> (residual, model steps, departure from G_K, G_K's spread)
     for m, entry in methods.items():
         base, k = split_method(m)
         name, bank = split_bank(base)
@@ -188,15 +188,15 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
         spread = mean_over_heldout(methods.get(f"{name}+k{bank}", {}), "trust_spread_each")
         within = gap is None or spread is None or gap <= spread
         if bellman is not None and agreement is not None and bellman <= mine and agreement <= band and within:
-            banked[m] = (bellman, k)
-            departs[m] = (gap, spread, f"{name}+k{bank}")
+            banked[m] = (bellman, k, gap, spread)
     if not banked:
         return choice
-    best = min(banked, key=lambda m: banked[m])
+    best = min(banked, key=lambda m: banked[m][:2])
     why = (f"; {best}, its operator with the data's bank, within the band on agreement and as consistent with "
            f"the data (Bellman residual {banked[best][0]:.3f} against {mine:.3f}): kept in its place, for answers "
            f"at new points in at most {banked[best][1]} model steps")
-    gap, spread, g_k = departs[best]
+    gap, spread = banked[best][2:]
     if gap is not None and spread is not None:
+        g_k = f"{operator}+k{split_bank(split_method(best)[0])[1]}"                  # the G_K the bank stands in for
         why += f" (its departure from {g_k} {gap:.3f}, within that one's spread over one-step members {spread:.3f})"
     return {**choice, "chosen": best, "why": choice["why"] + why, "replaced": chosen}
