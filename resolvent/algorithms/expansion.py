@@ -117,20 +117,22 @@ class Expansion:
         r = self.step_rewards(reward, what)                                            # (k, E n)
         return gamma ** np.arange(self.horizon)[:, None] * self.alive[:self.horizon] * r
 
-    def sums_at(self, reward: Callable, gamma: float, what: str, steps) -> np.ndarray:
+    def sums_at(self, reward: Callable, gamma: float, what: str, steps, rows: np.ndarray | None = None) -> np.ndarray:
         """Every member's discounted reward sum over its rollout's first j steps, for each j of
-        ``steps`` (0 <= j <= k): (J, E n),
+        ``steps`` (0 <= j <= k): (J, E n), or at the E n rows ``rows`` only (the reward evaluated
+        there alone): (J, len(rows)),
 
             h_e(j) = sum_{u<j} gamma^u c_u r(x^e_u),
 
         one pass over the rollout between consecutive j, without a (k, E n) temporary."""
         if any(not 0 <= j <= self.horizon for j in steps):
             raise ValueError(f"step counts of a {self.horizon}-step rollout are 0 to {self.horizon}, got {list(steps)}")
-        r = self.step_rewards(reward, what) if self.horizon else np.zeros((0, self.alive.shape[1]))  # (k, E n)
+        alive = self.alive if rows is None else self.alive[:, rows]                    # (k + 1, rows)
+        r = self.step_rewards(reward, what, rows) if self.horizon else np.zeros((0, alive.shape[1]))   # (k, rows)
         disc = gamma ** np.arange(self.horizon)                                        # (k,)
         sums, lo, acc = {0: np.zeros(r.shape[1])}, 0, np.zeros(r.shape[1])
         for j in sorted(set(steps) - {0}):
-            acc = acc + np.einsum("u,un,un->n", disc[lo:j], self.alive[lo:j], r[lo:j])   # (E n,)
+            acc = acc + np.einsum("u,un,un->n", disc[lo:j], alive[lo:j], r[lo:j])        # (rows,)
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 

@@ -140,17 +140,23 @@ def member_spread(expansion: Expansion, reward: Callable, horizons, gamma: float
     return point_spread(expansion, reward, horizons, gamma).mean(1)
 
 
-def point_spread(expansion: Expansion, reward: Callable, horizons, gamma: float) -> np.ndarray:
-    """``member_spread`` at each query point, before the mean over them: (K, n)."""
+def point_spread(expansion: Expansion, reward: Callable, horizons, gamma: float,
+                 points: np.ndarray | None = None) -> np.ndarray:
+    """``member_spread`` at each query point, before the mean over them: (K, n); or at the query
+    points ``points`` (indices of the n) only, the reward evaluated along their rollouts alone:
+    (K, len(points))."""
+    e, n = expansion.weights.shape
+    pts = np.arange(n) if points is None else np.asarray(points)                       # (n',)
+    rows = None if points is None else (np.arange(e)[:, None] * n + pts).reshape(-1)   # (E n',) member-major
     steps = [min(k, expansion.horizon) for k in horizons]
-    out = np.zeros((len(steps), expansion.weights.shape[1]))
+    out = np.zeros((len(steps), len(pts)))
     if not any(steps):
         return out
-    heads = expansion.sums_at(reward, gamma, "the model's rollout", steps)             # (K, E n)
+    heads = expansion.sums_at(reward, gamma, "the model's rollout", steps, rows)       # (K, E n')
     for i, j in enumerate(steps):
         if j:
-            w = expansion.prefix(j).weights                                            # (E, n)
-            h = heads[i].reshape(w.shape)                                              # (E, n)
+            w = expansion.prefix(j).weights[:, pts]                                    # (E, n')
+            h = heads[i].reshape(w.shape)                                              # (E, n')
             out[i] = (w * (h - (w * h).sum(0)) ** 2).sum(0)
     return out
 

@@ -10,7 +10,8 @@ import importlib
 
 HOMES = {"METHODS": "evaluate_config", "EvaluateConfig": "evaluate_config", "OptimizeConfig": "optimize_config",
          "RunDir": "rundir", "plot_mse": "plots", "plot_returns": "plots", "plot_run": "plots",
-         "prepare": "problem", "run_evaluate": "evaluate", "run_optimize": "optimize"}   # name -> its module
+         "open_run": "problem", "prepare": "problem", "run_evaluate": "evaluate",
+         "run_optimize": "optimize"}   # name -> its module
 
 
 def __getattr__(name: str):

@@ -110,8 +110,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     obs, act = p.raw_points()                                              # every point
     rollouts, models = Rollouts(), {}
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
-        models[name] = model = OperatorModel.load(run.path / "models", name)
-        model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
+        models[name] = p.expansion_model(run.path / "models", name, rollouts)
     first, *others = models.values() if models else (None,)
     # an ensemble checks itself; a single model is checked along the data's stretches
     stretches = (find_stretches(p.features, max(cfg.horizons), cfg.stretches, cfg.seed)
@@ -183,8 +182,8 @@ def trust_spread(model: OperatorModel, p: Problem, obs, act, horizon: int) -> di
     the trust report or an ensemble (a single model has no spread)."""
     if "trust" not in p.slices or not len(p.sets["heldout"]) or not model.spread_checks():
         return None
-    cols, ex = p.slices["trust"], model.expansion(obs, act, horizon)
-    return {name: [float(np.sqrt(point_spread(ex, reward, [horizon], model.gamma)[0, cols].mean()))]
+    cols, ex = np.arange(len(obs))[p.slices["trust"]], model.expansion(obs, act, horizon)
+    return {name: [float(np.sqrt(point_spread(ex, reward, [horizon], model.gamma, cols)[0].mean()))]
             for name, (_, reward) in zip(p.sets["heldout"].names, p.source.rewards["heldout"])}
 
 

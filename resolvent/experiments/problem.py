@@ -4,18 +4,22 @@ points, and their truth; the reference points; the evaluation points."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from resolvent.algorithms.expansion import Rollouts
 from resolvent.data import reference_indices
 from resolvent.evaluation import GroundTruth
 from resolvent.experiments.evaluate_config import EvaluateConfig
 from resolvent.experiments.policy_refs import PolicyRefs, policy_refs
+from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.sources import Rewards, Source, config_source
 from resolvent.experiments.trust import heldout_rewards, trust_indices
 from resolvent.keys import named_key
+from resolvent.model import OperatorModel
 from resolvent.operators import NETWORKS
 from resolvent.rewards import PriorStats, reward_inputs
 from resolvent.rewards.probes import evaluate_reward, reads
@@ -108,6 +112,19 @@ class Problem:
     def subset(self, idx) -> dict:
         return {k: v[idx] for k, v in self.features.items()}
 
+    def expansion_model(self, models: str | Path, name: str, rollouts: Rollouts | None = None) -> OperatorModel:
+        """The operator ``name`` saved under ``models`` (a run's ``models/``), set to answer by its
+        expansion as the run does: the run's one-step model of the data and its target policy, and
+        ``rollouts`` (one shared by several models rolls each set of points out once; a new one by
+        default)."""
+        if self.pi is None:
+            raise ValueError(f"{name}: this run scores no reward under the target policy, so it has no one-step "
+                             f"model to expand with (a run of a policy-encoded method has)")
+        model = OperatorModel.load(models, name)
+        model.onestep, model.target_policy = self.pi.model, self.source.policy
+        model.rollouts = Rollouts() if rollouts is None else rollouts
+        return model
+
 
 def input_stats(x_raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The networks' input normalisation of the data's (s, a) rows (n, dx): mean and std (dx,),
@@ -163,6 +180,14 @@ def prepare(cfg: EvaluateConfig, source: Source | None = None) -> Problem:
         points=points, sets=sets, prior_stats=prior_stats, z_raw=z_raw,
         absorbing=cfg.absorbing == "on" or (cfg.absorbing == "auto" and cfg.data is not None
                                             and bool(np.any(data["terminated"]))), pi=pi, trust=trust)
+
+
+def open_run(path: str | Path) -> tuple[EvaluateConfig, Problem]:
+    """A run directory's configuration and its problem prepared again from it (the data, rewards,
+    points, and the one-step model refitted as the run fitted it): where a script reading a finished
+    run starts (``Problem.expansion_model`` then gives its operators)."""
+    cfg = EvaluateConfig.from_dict(RunDir(path).read_config())
+    return cfg, prepare(cfg)
 
 
 def reference_features(features: dict, ref_idx: np.ndarray, actions: str, actor) -> dict:

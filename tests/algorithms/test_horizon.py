@@ -7,7 +7,7 @@ import pytest
 from onestep_models import drift_model, ensemble
 
 from resolvent.algorithms.expansion import expand
-from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, validate
+from resolvent.algorithms.horizon import choose, find_stretches, member_spread, model_errors, point_spread, validate
 
 GAMMA = 0.9
 DELTA = np.array([0.1, -0.05], np.float32)
@@ -93,3 +93,9 @@ def test_the_members_spread_under_pi_is_exact():
     lone = expand(ensemble([DELTA, DELTA + np.array([eps, 0.0], np.float32)], keep=1), policy, obs, policy(obs), k_max)
     for exp in (same, lone):
         np.testing.assert_allclose(member_spread(exp, height, horizons, GAMMA), 0.0, atol=1e-12)
+    # at some points only, the reward evaluated there alone: those points' spreads, point by point
+    product = lambda f: f["obs"][:, 0] * f["obs"][:, 1]  # noqa: E731 - a spread that differs by point
+    every = point_spread(apart, product, horizons, GAMMA)                          # (K, 3)
+    assert len(np.unique(every[-1].round(6))) == 3
+    np.testing.assert_allclose(point_spread(apart, product, horizons, GAMMA, np.array([2, 0])), every[:, [2, 0]],
+                               rtol=1e-6, atol=1e-12)

@@ -12,7 +12,8 @@ from minari.storage.datasets_root_dir import get_dataset_path
 
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.data import dataset_id, load_transitions
-from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
+from resolvent.experiments import EvaluateConfig, RunDir, open_run, run_evaluate
+from resolvent.experiments.evaluate import set_answers
 from resolvent.experiments.problem import prepare
 from resolvent.experiments.trust import choose_method, with_bank
 from resolvent.families import get_family
@@ -48,6 +49,9 @@ def test_run_writes_everything(tmp_path):
     assert len(res["probes"]) >= 6 and res["reward_prior"] == "mix"
     with pytest.raises(FileExistsError, match="--resume"):
         run_evaluate(EvaluateConfig(**TINY), tmp_path)
+    _, p = open_run(tmp_path)       # no policy-encoded operator: nothing to expand with, said so
+    with pytest.raises(ValueError, match="no one-step model"):
+        p.expansion_model(tmp_path / "models", "attention")
 
 
 def test_same_seed_same_numbers_other_seed_other_numbers(tmp_path):
@@ -96,6 +100,13 @@ def test_killed_policy_encoded_run_resumes_to_the_same_result(tmp_path, monkeypa
     with np.load(tmp_path / "full" / "predictions.npz") as z:   # every answer beside its truth, expansions too
         for m in ("favor", "fb", "favor+k3", "fb+k3"):
             assert z[f"{m}|test|reset|pred"].shape == z[f"{m}|test|reset|truth"].shape == (4, 4)   # n_initial
+        saved = z["fb+k3|test|reset|pred"]
+    # a finished run read again: its config, its problem, an operator set to expand as the run did
+    again, p = open_run(tmp_path / "full")
+    assert again == cfg
+    model = p.expansion_model(tmp_path / "full" / "models", "fb")
+    reset = set_answers(model, p, *p.raw_points(), horizon=3)["test"][..., p.slices["reset"]]   # (S, R, n)
+    np.testing.assert_allclose(reset.mean(0), saved, rtol=1e-5, atol=1e-5)
 
 
 def test_corrupt_checkpoint_is_reported_and_kept(tmp_path, monkeypatch):

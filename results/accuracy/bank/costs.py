@@ -20,9 +20,8 @@ import numpy as np
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.expansion import expand
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 
 sys.path.insert(0, "benchmarks")
 from zero_shot import warm_ms  # noqa: E402  (benchmarks/ is not a package)
@@ -41,10 +40,8 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
-    model = OperatorModel.load(run / "models", args.method)
-    model.onestep, model.target_policy = p.pi.model, p.source.policy
+    cfg, p = open_run(run)
+    model = p.expansion_model(run / "models", args.method)
     bcfg = BankConfig(points=args.points, reach=0.0)
     starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
     t0 = time.perf_counter()

@@ -24,11 +24,10 @@ import numpy as np
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.expansion import Rollouts
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import horizon_answers, set_answers
 from resolvent.experiments.scoring import entry_of, score
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 
 SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (
     ("test", "mse"), ("test", "r2"), ("train", "mse"), ("probe", "r2")))   # (a dataset of one's own: its reward, train)
@@ -57,8 +56,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path = Path(args.run), Path(args.out)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(run)
     obs, act = p.raw_points()
     tails = [int(k) for k in args.tails.split(",")]
     out: dict = {"run": str(run), "args": vars(args), "rows": {}}
@@ -73,8 +71,7 @@ def main() -> None:
 
     rollouts, starts = Rollouts(), None
     for name in args.methods.split(","):
-        model = OperatorModel.load(run / "models", name)
-        model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, rollouts
+        model = p.expansion_model(run / "models", name, rollouts)
         for k in sorted({0, *tails, args.horizon}):
             t0 = time.perf_counter()
             row(f"{name}+k{k}", set_answers(model, p, obs, act, k), time.perf_counter() - t0)

@@ -47,7 +47,7 @@ import optax
 from study import score_of
 
 from resolvent.algorithms.expansion import expanded_q
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.keys import name_id, named_key
 from resolvent.model import OperatorModel
 from resolvent.operators.networks import MLP
@@ -216,12 +216,10 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run = Path(args.run)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(run)
     raw = np.asarray(p.y) * p.x_std + p.x_mean
     obs_e, act_e = raw[:, :p.features["obs"].shape[1]], raw[:, p.features["obs"].shape[1]:]
-    teacher = OperatorModel.load(run / "models", "fb")
-    teacher.onestep, teacher.target_policy = p.pi.model, p.source.policy
+    teacher = p.expansion_model(run / "models", "fb")
     out = {"args": vars(args), "run": str(run), "rows": {}}
     if args.teacher_rows:
         for label, k in (("fb", 0), ("fb+k400", 400)):

@@ -82,8 +82,7 @@ def main() -> None:
         path.write_text(json.dumps(out, indent=1))
 
     for name in args.methods.split(","):
-        teacher = OperatorModel.load(run / "models", name)
-        teacher.onestep, teacher.target_policy, teacher.rollouts = p.pi.model, p.source.policy, rollouts
+        teacher = p.expansion_model(run / "models", name, rollouts)
         rows = out[name] = {}
         tails = [int(k) for k in args.tails.split(",") if k.strip()]
         for label, model, k in ((name, teacher, 0), *((f"{name}+k{k}", teacher, k) for k in [args.horizon, *tails])):

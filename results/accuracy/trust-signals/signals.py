@@ -23,7 +23,6 @@ import numpy as np
 
 from resolvent.experiments import EvaluateConfig, RunDir
 from resolvent.experiments.evaluate import PREFIX, entry_of, prepare, score, trust_truth
-from resolvent.model import OperatorModel
 
 HORIZONS = (0, 10, 30, 60, 150, 400)
 
@@ -47,8 +46,7 @@ def main() -> None:
     rewards = p.source.rewards["heldout"]
     out = {}
     for name in (m for m in cfg.methods if m != "fqe"):
-        model = OperatorModel.load(run.path / "models", name)
-        model.onestep, model.target_policy = p.pi.model, p.source.policy
+        model = p.expansion_model(run.path / "models", name)
         for k in HORIZONS:
             pred = np.stack([model.q_values(r, raw[:, :ds], raw[:, ds:], seed=None, horizon=k)
                              for _, r in rewards], 1)           # (S, H, n_all)

@@ -27,11 +27,10 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 from resolvent.algorithms.expansion import Rollouts, along_q, expanded_q
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import set_answers
 from resolvent.experiments.problem import SETS
 from resolvent.experiments.scoring import entry_of, score
-from resolvent.model import OperatorModel
 
 SHOWN = ("test_mse", "test_r2", "probe_r2", "traj_test_mse", "traj_test_r2", "traj_probe_r2", "data_test_mse",
          "data_test_r2", "data_probe_r2")
@@ -55,13 +54,10 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, out_path = Path(args.run), Path(args.out)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
-    raw = np.asarray(p.y) * p.x_std + p.x_mean
-    ds = p.features["obs"].shape[1]
-    obs, act = raw[:, :ds], raw[:, ds:]
-    model = OperatorModel.load(run / "models", args.method)
-    model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+    _, p = open_run(run)
+    obs, act = p.raw_points()
+    ds = obs.shape[1]
+    model = p.expansion_model(run / "models", args.method)
     out: dict = {"run": str(run), "method": args.method, "args": vars(args), "rows": {}}
 
     def row(label: str, values: dict) -> None:

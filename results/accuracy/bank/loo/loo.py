@@ -20,10 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.algorithms.bank import AUTO_BANK_POINTS, Bank, BankConfig, bank_starts
-from resolvent.algorithms.expansion import Rollouts
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 
 SAMPLES, NEAR, SEARCHED = 4000, 8, 40
 
@@ -34,10 +32,8 @@ def rms(x: np.ndarray) -> float:
 
 def main() -> None:
     run, name, pick, banked = Path(sys.argv[1]), *sys.argv[2:5]
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
-    model = OperatorModel.load(run / "models", name)
-    model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+    cfg, p = open_run(run)
+    model = p.expansion_model(run / "models", name)
     bcfg = BankConfig(points=AUTO_BANK_POINTS)
     bank = Bank(bcfg, bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))).build(p.pi.model, p.source.policy)
     mp = bank.rollout.alive.shape[1]                                                    # m P rollouts

@@ -19,11 +19,9 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.algorithms.bank import AUTO_BANK_POINTS, Bank, BankConfig, bank_starts
-from resolvent.algorithms.expansion import Rollouts
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import set_answers
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 
 
 def main() -> None:
@@ -34,11 +32,9 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=60, help="the most model steps before the bank answers")
     args = ap.parse_args()
     run = Path(args.run)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(run)
     obs, act = p.raw_points()
-    model = OperatorModel.load(run / "models", args.method)
-    model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+    model = p.expansion_model(run / "models", args.method)
     answers = {f"{args.method}+k{args.horizon}": set_answers(model, p, obs, act, args.horizon)["test"]}
     bcfg = BankConfig(points=AUTO_BANK_POINTS, horizon=args.horizon)
     starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))

@@ -20,11 +20,9 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
-from resolvent.algorithms.expansion import Rollouts
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import horizon_answers, set_answers
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 from study import row_writer   # beside this script
 
 SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (("test", "mse"), ("probe", "r2")))
@@ -56,15 +54,13 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path, grid = Path(args.run), Path(args.out), json.loads(args.grid)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(run)
     obs, act = p.raw_points()
     out: dict = {"run": str(run), "args": vars(args), "rows": {}}
 
     row = row_writer(out, path, p, SHOWN)
 
-    model = OperatorModel.load(run / "models", args.method)
-    model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+    model = p.expansion_model(run / "models", args.method)
     for k in (30, 400):
         row(f"{args.method}+k{k}", set_answers(model, p, obs, act, k))
     for g in grid:

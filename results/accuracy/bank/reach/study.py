@@ -26,12 +26,11 @@ from typing import Callable
 import numpy as np
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
-from resolvent.algorithms.expansion import Rollouts, expand
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
+from resolvent.algorithms.expansion import expand
+from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import horizon_answers
 from resolvent.experiments.scoring import entry_of, score
 from resolvent.keys import name_id
-from resolvent.model import OperatorModel
 
 SHOWN = tuple(f"{kind}{s}_{m}" for kind in ("", "traj_", "data_") for s, m in (
     ("test", "mse"), ("train", "mse"), ("probe", "r2")))
@@ -103,8 +102,7 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path = Path(args.run), Path(args.out)
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(run)
     obs, act = p.raw_points()
     bcfg = BankConfig(points=args.points, reach=0.0)          # every point k steps: the rules pick among them
     starts = bank_starts(p.features, bcfg, name_id(f"{cfg.seed}-bank"))
@@ -128,8 +126,7 @@ def main() -> None:
     row = row_writer(out, path, p, SHOWN)
 
     for name in args.methods.split(","):
-        model = OperatorModel.load(run / "models", name)
-        model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+        model = p.expansion_model(run / "models", name)
         model.bank = bank
         answers = horizon_answers(model, p, obs, act, ks)                  # {k: {set: (S, R, n)}}
         for k in (1, 3, 5, 10, 20, 30):

@@ -23,9 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from resolvent.algorithms.expansion import Rollouts
-from resolvent.experiments import EvaluateConfig, RunDir, prepare
-from resolvent.model import OperatorModel
+from resolvent.experiments import open_run
 
 
 def rms(x: np.ndarray) -> float:
@@ -35,10 +33,8 @@ def rms(x: np.ndarray) -> float:
 def main() -> None:
     run, name, pick, banked = Path(sys.argv[1]), *sys.argv[2:5]
     k = int(sys.argv[5]) if len(sys.argv) > 5 else 400
-    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-    p = prepare(cfg)
-    model = OperatorModel.load(run / "models", name)
-    model.onestep, model.target_policy, model.rollouts = p.pi.model, p.source.policy, Rollouts()
+    _, p = open_run(run)
+    model = p.expansion_model(run / "models", name)
     obs, act = p.raw_points()
     rows = p.slices["trust"]
     ex = model.expansion(obs[rows], act[rows], k)
