@@ -47,6 +47,10 @@ condition (G_K's spread, a later session still):
     resolvent evaluate pendulum-angle --dataset medium --methods auto --trust on --seeds 1 --out runs/pam-spread
     python results/accuracy/bank/pendulum-trust/auto.py runs/pam-spread/results.json \
         > results/accuracy/bank/pendulum-medium-spread/auto.txt
+    resolvent evaluate pendulum-angle --methods favor,fb --seeds 1 --bank.points 2048 --bank.reach 0 --trust on \
+        --out runs/pa-reach0-spread
+    python results/accuracy/bank/pendulum-trust/auto.py runs/pa-reach0-spread/results.json \
+        > results/accuracy/bank/pendulum-expert-spread/auto.txt
 """
 from __future__ import annotations
 
