@@ -51,6 +51,12 @@ condition (G_K's spread, a later session still):
         --out runs/pa-reach0-spread
     python results/accuracy/bank/pendulum-trust/auto.py runs/pa-reach0-spread/results.json \
         > results/accuracy/bank/pendulum-expert-spread/auto.txt
+    python examples/halfcheetah.py
+    resolvent evaluate --data examples/halfcheetah-noisy-v0 --policy examples/halfcheetah.py:policy \
+        --probes examples/halfcheetah_probes.py --methods favor,fb --seeds 1 --steps 15000 --trust on \
+        --bank.points 2048 --out runs/hcn-spread
+    python results/accuracy/bank/pendulum-trust/auto.py runs/hcn-spread/results.json \
+        > results/accuracy/bank/halfcheetah-noisy-spread/auto.txt
 """
 from __future__ import annotations
 
