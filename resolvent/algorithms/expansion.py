@@ -180,8 +180,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     ``until``: each point's own last step k_i <= k (``Expansion.ends``): the rule it makes for this
     rollout is asked after every step of the points still rolling; a point that stops is frozen at
     (s_{k_i}, pi(s_{k_i})) in the later rows (its other quantities 0 there, read by no answer), and
-    the model steps only the points still rolling, padded to a power of two (one compilation per
-    size).
+    the model steps only the points still rolling, padded to a power of two of at least
+    ``FEWEST_ROWS`` (or all n: one compilation per size).
 
     ``cycle`` > 0 (an actor of the state alone, e.g. pi): a point whose every member's state has
     come back within ``cycle`` (in the data's state scale) of its state p <= ``CYCLE_PERIOD`` steps
@@ -215,7 +215,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     for t in bar:
         alive[t], apart[t] = alive[t - 1], apart[t - 1]       # the rolling points' below, the others' as they stand
         if len(live) or t == 1:
-            size = min(n, 1 << max(len(live) - 1, 0).bit_length())                    # a power of two
+            size = min(n, max(FEWEST_ROWS, 1 << max(len(live) - 1, 0).bit_length()))   # a power of two
             pad = live if len(live) == n else np.r_[live, np.full(size - len(live), live[0])]   # (b,) padded
             rows = (np.arange(e)[:, None] * n + pad).reshape(-1)                       # (E b,) member-major
             real = (np.arange(e)[:, None] * n + live).reshape(-1)                      # (E n',)
@@ -265,6 +265,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
 
 
 CYCLE_PERIOD = 4   # the longest cycle a rollout looks for (``rollout``'s cycle)
+FEWEST_ROWS = 256  # the fewest points a model step of a rollout is padded to: a few padded rows at the
+#                   rollout's tail against a compilation for every smaller power of two
 
 
 def cycles(t: int, states: np.ndarray, live: np.ndarray, e: int, scale: np.ndarray, tol: float,

@@ -283,8 +283,27 @@ def predict(model: OneStepModel, obs, action) -> dict:
 
 def rollout_step(model: OneStepModel, obs, action) -> dict:
     """Every member's transition from its own state: obs (E n, ds), action (E n, da), member e's
-    rows at [e n, (e + 1) n); the transition dict (E n rows)."""
+    rows at [e n, (e + 1) n); the transition dict (E n rows). Compiled whole, once per model and
+    number of rows (``STEPS``), but for a ``split`` model, whose termination rule is the user's
+    Python, checked as it is asked."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
+    if model.split:
+        return member_step(model, obs, action)
+    held = next((fn for m, fn in STEPS if m is model), None)
+    if held is None:
+        held = jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a))
+        STEPS.insert(0, (model, held))
+        del STEPS[STEPS_KEPT:]
+    return held(model.params, obs, action)
+
+
+STEPS: list = []    # [(model, its compiled step)], the last used first: a model is held, so never mistaken
+STEPS_KEPT = 4      # the models whose compiled steps are kept
+
+
+def member_step(model: OneStepModel, obs: jax.Array, action: jax.Array) -> dict:
+    """``rollout_step``'s computation: every member's normalised prediction at its own rows, then
+    the transition they make."""
     x = (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std   # (E n, dx)
     e = model.members
     y = _apply(model.hidden, model.params, x.reshape(e, -1, x.shape[-1]), "own" if e > 1 else "single")  # (E, n, dy)

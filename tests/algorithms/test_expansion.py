@@ -410,6 +410,13 @@ def test_a_rule_that_never_stops_is_the_plain_rollout_and_one_that_always_stops_
                                2.0 / (1 - GAMMA), rtol=1e-6)
 
 
+def assert_same_rollout(got, want) -> None:
+    for key in want.steps:
+        np.testing.assert_array_equal(got.steps[key], want.steps[key], err_msg=key)
+    for field in ("alive", "obs", "action", "apart"):
+        np.testing.assert_array_equal(getattr(got, field), getattr(want, field), err_msg=field)
+
+
 def counted_steps(monkeypatch) -> list:
     """The rows of every model step a rollout makes, recorded."""
     rows, step = [], expansion.rollout_step
@@ -454,7 +461,11 @@ def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypa
     plain = expand(model._replace(cycle=0.0), damped, obs, np.zeros((3, 2), np.float32), 60)
     rows = counted_steps(monkeypatch)
     settled = expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60)
-    assert len(rows) < 30 and rows[0] == 3 and min(rows) < 3
+    assert len(rows) < 30 and set(rows) == {3}                # by default never padded below FEWEST_ROWS points
+    rows.clear()
+    monkeypatch.setattr(expansion, "FEWEST_ROWS", 1)
+    assert_same_rollout(expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60), settled)
+    assert len(rows) < 30 and rows[0] == 3 and min(rows) < 3   # down to the points still rolling
     np.testing.assert_allclose(settled.steps["obs"], plain.steps["obs"], atol=1e-2)
     boot = lambda s, a: s[None, :, 1] ** 2 + a[None, :, 0]  # noqa: E731
     np.testing.assert_allclose(expanded_q(settled, height, boot, GAMMA), expanded_q(plain, height, boot, GAMMA),

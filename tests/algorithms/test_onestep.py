@@ -84,6 +84,12 @@ def test_an_ensemble_of_members_fitted_apart():
     for i, s in enumerate((obs, -obs, 2 * obs)):
         np.testing.assert_allclose(np.asarray(step["next_obs"][4 * i:4 * i + 4]),
                                    np.asarray(onestep.predict(member[i], s, act)["next_obs"]), atol=1e-5)
+    # the step is compiled whole once for the model and kept; op by op it is the same transition
+    assert onestep.STEPS[0][0] is model
+    eager = onestep.member_step(model, jax.numpy.asarray(np.concatenate([obs, -obs, 2 * obs])),
+                                jax.numpy.asarray(np.tile(act, (3, 1))))
+    for k in eager:
+        np.testing.assert_allclose(np.asarray(step[k]), np.asarray(eager[k]), rtol=1e-6, atol=1e-6, err_msg=k)
     back = onestep.from_arrays(onestep.to_arrays(model))
     assert back.members == 3 and back.keep == 2
     np.testing.assert_array_equal(np.asarray(onestep.predict(back, test["obs"], test["action"])["next_obs"]),
@@ -203,9 +209,12 @@ def test_bad_termination_rules_are_named(rule, message):
     obs, action = np.array([[0.95], [0.1]], np.float32), np.array([[0.3], [0.0]], np.float32)
     if message is None:
         onestep.predict(model, obs, action)
+        onestep.rollout_step(model, obs, action)
         return
     with pytest.raises(ValueError, match=message):
         onestep.predict(model, obs, action)
+    with pytest.raises(ValueError, match=message):     # a rollout asks the rule as it goes, checked the same way
+        onestep.rollout_step(model, obs, action)
 
 
 def test_a_split_fit_needs_the_data_to_show_an_ending():
