@@ -5,6 +5,7 @@ with ReLU hidden layers. Weights ship in ``resolvent/policies/weights/<family>.n
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -37,10 +38,14 @@ class Actor:
     def params(self):
         return [(jnp.asarray(w), jnp.asarray(b)) for w, b in self.layers]
 
+    @functools.cached_property
+    def on_device(self) -> tuple:
+        """(params, low, high) as JAX arrays, made once: a rollout asks the actor every step."""
+        return self.params(), jnp.asarray(self.low), jnp.asarray(self.high)
+
     def __call__(self, obs) -> np.ndarray:
         """Actions for a batch of observations (n, ds) -> (n, da), as numpy."""
-        return np.asarray(act(self.params(), jnp.asarray(self.low), jnp.asarray(self.high),
-                              jnp.asarray(obs, jnp.float32)))
+        return np.asarray(act(*self.on_device, jnp.asarray(obs, jnp.float32)))
 
     def save(self, path: Path, meta: dict | None = None) -> None:
         arrays = {"low": self.low, "high": self.high}
