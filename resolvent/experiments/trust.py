@@ -168,7 +168,9 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
     (results/accuracy/bank/spread/): spread / gap 0.31-0.52 on Pendulum expert, replay and medium
     (the bank worse at most points), 1.63 on the noisy HalfCheetah (better); end to end on Pendulum
     replay favor+k400 now stays (favor+b400+k60's departure 0.213 against G_400's spread 0.124),
-    on medium fb+k400 (0.222 against 0.091).
+    on medium fb+k400 (0.222 against 0.091), and where the bank is the better answer it is still
+    kept: Pendulum expert with reach 0 (favor+b400+k150, 0.040 against 0.076), the noisy
+    HalfCheetah (fb+b400+k10, 1.57 against 2.59).
     A run without a bank, or without the residual, keeps its pick; one without the spread (a
     single one-step model, or a run made before) skips the third condition."""
     chosen = choice["chosen"]
