@@ -57,6 +57,9 @@ condition (G_K's spread, a later session still):
         --bank.points 2048 --out runs/hcn-spread
     python results/accuracy/bank/pendulum-trust/auto.py runs/hcn-spread/results.json \
         > results/accuracy/bank/halfcheetah-noisy-spread/auto.txt
+    resolvent evaluate halfcheetah-vel --dataset replay --methods auto --trust on --seeds 1 --out runs/hcr-auto
+    python results/accuracy/bank/pendulum-trust/auto.py runs/hcr-auto/results.json \
+        > results/accuracy/bank/halfcheetah-vel-replay-auto/auto.txt
 """
 from __future__ import annotations
 
