@@ -12,10 +12,10 @@ K the pick's horizon (400). ``spread.txt``: five runs of ``../paired.txt`` (runs
 par-bank-trust, pam-bank-trust, hcn-bank-trust, hc-bank-trust with K = 60; MountainCar's and
 Ant-Dir's were stopped for time), and a later session's runs/pa-reach0-spread (Pendulum expert with
 ``--bank.reach 0``, ``../pendulum-expert-spread/``, the bank better there), each line a run's
-median of spread / D over its held-out rewards. The members' answers here end with the operator at s_K (gamma^K G); the product's
-``trust_spread_each`` (``evaluate.trust_spread``, since built on this) is the K-step sums' spread
-alone, and its ``trust_gap_each`` is taken against the bank operator's own G_K (the pick, where
-the pick is G_400).
+median of spread / D over its held-out rewards. The members' answers here end with the operator
+at s_K (gamma^K G); the product's ``trust_spread_each`` (``evaluate.trust_spread``, since built on
+this) is the K-step sums' spread alone, and its ``trust_gap_each`` is taken against the bank
+operator's own G_K (the pick, where the pick is G_400).
 """
 from __future__ import annotations
 
