@@ -158,9 +158,11 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
         save_bank(bank, run.path / "models")
         bank.build(p.pi.model, p.source.policy)
         built = round(time.perf_counter() - t0, 2)
+        # G_K's spread (K the bank's) is the one-step members', read by no operator: one for all of them
+        spread = (trust_spread(next(iter(policy_models.values())), p, obs, act, bank_cfg.horizon)
+                  if bank_cfg.horizon in cfg.horizons else None)
         for name, model in policy_models.items():
             g_k = answers[name].get(bank_cfg.horizon)                  # G_K, K the bank's: what the bank stands in for
-            spread = trust_spread(model, p, obs, act, bank_cfg.horizon) if g_k is not None else None
             if spread is not None:
                 out[f"{name}+k{bank_cfg.horizon}"]["trust_spread_each"] = spread
             model.bank = bank
@@ -176,7 +178,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
 
 def trust_spread(model: OperatorModel, p: Problem, obs, act, horizon: int) -> dict | None:
     """G_K's spread among its kept ensemble members at the trust report's points, per held-out
-    reward ({name: [sd]}, one value for every network seed: the sums read no operator): the root
+    reward ({name: [sd]}, one value for every network seed and operator: the sums read none): the root
     of the mean over the points of the members' weighted variance of their K-step discounted sums
     (``horizon.point_spread``), the one-step model's own uncertainty of G_K there. None without
     the trust report or an ensemble (a single model has no spread)."""
