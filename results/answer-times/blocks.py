@@ -45,7 +45,7 @@ def main() -> None:
     states = jnp.tile(obs, (e, 1))                                                          # (E n, ds): a rollout step
     x = (jnp.concatenate([states, jnp.asarray(actor(np.asarray(states)))], -1) - ob.x_mean) / ob.x_std
     xe = x.reshape(e, n, -1)                                                                # (E, n, dx)
-    layers, low, high = actor.params(), jnp.asarray(actor.low), jnp.asarray(actor.high)
+    layers, low, high = actor.on_device
     whole_pi = jax.jit(_act)
     out = int(np.shape(ob.params["params"][f"Dense_{len(ob.hidden)}"]["bias"])[-1])
     whole_model = jax.jit(jax.vmap(MLP(ob.hidden, out).apply, (0, 0)))

@@ -36,8 +36,7 @@ import numpy as np
 
 from resolvent.algorithms.expansion import Expansion
 from resolvent.algorithms.horizon import data_sums, find_stretches, member_spread, model_errors, validate
-from resolvent.experiments import EvaluateConfig, RunDir
-from resolvent.experiments.problem import prepare
+from resolvent.experiments import open_run
 from resolvent.model import load
 
 SETS = ("train", "test", "probe")
@@ -68,8 +67,7 @@ def main() -> None:
     ap.add_argument("--oracle", default=None, help="a probe-vs-oracle.md whose 'FQE oracle (its MSE)' rows give "
                     "per-reward FQE's MSE at the same points: then every probe's ratio to it")
     args = ap.parse_args()
-    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(args.run)
     first = load(args.run, f"{[m for m in cfg.methods if m != 'fqe'][0]}+kauto")
     first.onestep = p.pi.model
     horizons = (0, *first.horizons)

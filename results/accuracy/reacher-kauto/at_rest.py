@@ -18,8 +18,7 @@ import argparse
 import jax.numpy as jnp
 import numpy as np
 
-from resolvent.experiments import EvaluateConfig, RunDir
-from resolvent.experiments.problem import prepare
+from resolvent.experiments import open_run
 from resolvent.model import load
 
 K = 400
@@ -35,8 +34,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("run")
     args = ap.parse_args()
-    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(args.run)
     gt = p.source.points["trajectory"]
     effort = dict(p.source.rewards["probe"])["effort"]
     truth = gt.q(effort)                                                               # (n,)

@@ -22,8 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from resolvent.algorithms.expansion import along_q
-from resolvent.experiments import EvaluateConfig, RunDir
-from resolvent.experiments.problem import prepare
+from resolvent.experiments import open_run
 from resolvent.model import load
 
 
@@ -34,8 +33,7 @@ def main() -> None:
                     help="the operators' answers with today's one-step model (refitted from the run's config), "
                          "the R^2 only; without it, the answers of the run's predictions.npz")
     args = ap.parse_args()
-    cfg = EvaluateConfig.from_dict(RunDir(args.run).read_config())
-    p = prepare(cfg)
+    cfg, p = open_run(args.run)
     names = [name for name, _ in p.source.rewards["probe"]]
     for kind in ("reset", "trajectory"):
         for m in ("fqe", *(f"{m}+k400" for m in cfg.methods if m != "fqe")):
