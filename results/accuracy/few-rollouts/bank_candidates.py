@@ -1,13 +1,13 @@
 """calibrate with the data's bank answers among its candidates, or without them: measured on the
 answers and truths of finished runs made with the bank (their ``predictions.npz``).
 
-    python results/accuracy/few-rollouts/bank/bank.py RUN [RUN ...] [--seeds 100] > bank.txt
+    python results/accuracy/few-rollouts/bank_candidates.py RUN [RUN ...] [--seeds 100] > bank/bank.txt
 
 For each reward set at each kind of points (n = 64 with Monte-Carlo truth), ``calibrate``'s answer
-(``combine``: the truth at m = 8 rolled-out points, 4 where the candidates disagree most and 4 at
-random, each reward's candidate chosen at the random ones answering elsewhere; the median over
-``--seeds`` draws of the random half) with auto's candidates (every operator of
-``AUTO_CANDIDATES`` with its expansions), and with them and each operator's bank answers
+(``split_ratio`` of ``calibrate.py`` beside this script: the truth at m = 8 rolled-out points, 4
+where the candidates disagree most and 4 at random, each reward's candidate chosen at the random
+ones answering elsewhere; the median over ``--seeds`` draws of the random half) with auto's
+candidates (every operator of ``AUTO_CANDIDATES`` with its expansions), and with them and each operator's bank answers
 (``METHOD+bK+kk``); the best single candidate of each set, and what the product keeps offline
 (``trust.with_bank`` on auto's pick). Every MSE over the best of auto's candidates' there.
 """
@@ -17,8 +17,8 @@ import argparse
 from pathlib import Path
 
 import numpy as np
+from calibrate import split_ratio   # beside this script
 
-from resolvent.experiments.calibrate import combine, labelled_points
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.trust import choose_method, with_bank
@@ -31,12 +31,7 @@ M = 8
 
 def calibrated(pred: np.ndarray, truth: np.ndarray, seeds: int, candidates: tuple) -> float:
     """calibrate's MSE at all n points, the median over the random half's draws."""
-    out = []
-    for seed in range(seeds):
-        exact, at_random = labelled_points(pred, M, seed)
-        q = combine(pred, truth[:, np.concatenate([exact, at_random])], exact, at_random, candidates)[0]
-        out.append(((q - truth) ** 2).mean())
-    return float(np.median(out))
+    return float(np.median([split_ratio(pred, truth, 1.0, M, seed, candidates) for seed in range(seeds)]))
 
 
 def main() -> None:
