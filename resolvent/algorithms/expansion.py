@@ -36,8 +36,8 @@ for ``ROLLOUT_BYTES`` the answers are made in parts of the points (``Rollouts.pa
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import Callable, NamedTuple
 
 import jax
 import numpy as np
@@ -56,6 +56,51 @@ REWARD_BYTES = 2 ** 26    # a reward reads a rollout's steps in chunks of at mos
 
 
 @dataclass(frozen=True)
+class Repeats:
+    """Where a rollout repeats a cycle of the closed loop (``rollout``'s ``cycle``): every quantity
+    of row j's step u >= first[j] is step u - period[j]'s, to the bit, so a reward's values along
+    the row are copies of those at its first[j] distinct steps. A row's distinct steps are listed
+    row after row (``offsets``, ``positions``); ``source`` says where each step's value is."""
+
+    first: np.ndarray         # (E n,) d_j in 1..k: the row's distinct steps are 0..d_j - 1 (k: it repeats none)
+    period: np.ndarray        # (E n,) p_j >= 1: the length of the cycle it repeats (1 where it repeats none)
+
+    def prefix(self, horizon: int) -> "Repeats | None":
+        """The repeats of the rollout's first ``horizon`` steps (None: it repeats nothing before)."""
+        return Repeats(np.minimum(self.first, horizon), self.period) if np.any(self.first < horizon) else None
+
+    def offsets(self, rows: np.ndarray) -> np.ndarray:
+        """(N + 1,) where each of ``rows``' distinct steps begin in their list, and its length last."""
+        return np.r_[0, np.cumsum(self.first[rows])]
+
+    def positions(self, rows: np.ndarray, size: int) -> np.ndarray:
+        """(F,) the distinct steps (u, j) of ``rows``, row after row, as u size + j: their places
+        in a (k, size, ...) array of the rollout's quantities, flattened over its first two axes."""
+        off = self.offsets(rows)                                                       # (N + 1,)
+        counts = np.diff(off)                                                          # (N,) d_j
+        u = np.arange(off[-1]) - np.repeat(off[:-1], counts)                           # (F,)
+        return u * size + np.repeat(rows, counts)
+
+    def source(self, horizon: int, rows: np.ndarray) -> np.ndarray:
+        """(k, N) each step's place in ``rows``' list of distinct steps: u itself below d_j, else
+        the cycle's step it copies, d_j - p_j + (u - d_j) mod p_j."""
+        d, p = self.first[rows], self.period[rows]                                     # (N,)
+        u = np.arange(horizon)[:, None]                                                # (k, 1)
+        return self.offsets(rows)[:-1] + np.where(u < d, u, d - p + (u - d) % p)
+
+
+class Held(NamedTuple):
+    """The last reward evaluated along a rollout: at every row, (k', E n) values; or, along a
+    rollout with repeats, its values at the distinct steps 0..first_j - 1 of each row j of ``rows``,
+    row after row."""
+
+    reward: Callable
+    values: np.ndarray              # (k', E n), or (F,)
+    first: np.ndarray | None = None   # (N,) the distinct steps' counts the values are listed by (None: every step)
+    rows: np.ndarray | None = None    # (N,) the rows they are of (None: every row)
+
+
+@dataclass(frozen=True)
 class Expansion:
     """A k-step rollout of the one-step model under pi from n query points, every member of an
     ensemble its own (E n rows, member e's at [e n, (e + 1) n))."""
@@ -68,7 +113,11 @@ class Expansion:
     keep: int                 # m, the members kept per point (0: all)
     ends: np.ndarray | None = None   # (n,) k_i: each point's own last step (``rollout``'s until; None: k everywhere)
     last: list = field(default_factory=lambda: [None], compare=False, repr=False)
-    # [(reward, r (k', E n))]: the last reward evaluated along this rollout, shared with its prefixes
+    # [Held]: the last reward evaluated along this rollout, shared with its prefixes
+    repeats: Repeats | None = None   # where the rows repeat a cycle (None: nowhere)
+    close: bool = False       # a row repeating its cycle before step k: the cycle kept up forever (``closure``)
+    folds: dict = field(default_factory=dict, compare=False, repr=False)
+    # (k, gamma, steps, rows) -> (J, F) sums_at's weights of the distinct steps' rewards, shared with prefixes
 
     @property
     def horizon(self) -> int:
@@ -91,13 +140,17 @@ class Expansion:
         chunk ends at step k, repeating fewer steps than there are chunks: one shape, one
         compilation), compiled where all its rows together would be. The last reward asked at
         every row is kept, for this rollout and its prefixes: choosing a horizon and answering at
-        it (kauto) evaluate the reward along the rollout once."""
+        it (kauto) evaluate the reward along the rollout once. Along a rollout with ``repeats``
+        the reward is evaluated at the distinct steps alone (``distinct_rewards``) and copied."""
+        if self.repeats is not None and self.horizon:
+            at = np.arange(self.alive.shape[1]) if rows is None else np.asarray(rows)
+            return self.distinct_rewards(reward, what, at)[self.repeats.source(self.horizon, at)]
         held = self.last[0]
-        if held is not None and held[0] is reward and len(held[1]) >= self.horizon:
-            return held[1][:self.horizon] if rows is None else held[1][:self.horizon, rows]
+        if held is not None and held.reward is reward and held.first is None and len(held.values) >= self.horizon:
+            return held.values[:self.horizon] if rows is None else held.values[:self.horizon, rows]
         k, n_rows = self.horizon, self.alive.shape[1] if rows is None else len(rows)
         r = np.empty((k, n_rows), np.float32)
-        row_bytes = sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
+        row_bytes = self.row_bytes()
         most = max(1, REWARD_BYTES // max(1, row_bytes * n_rows))                      # steps a call may hold
         chunks = -(-k // most)                                                          # ceil(k / most)
         per = -(-k // max(chunks, 1))                    # ceil(k / chunks): the last chunk repeats < chunks steps
@@ -109,8 +162,64 @@ class Expansion:
                 reward, probes.Columns(self.steps, chunk), what, compiled=compiled, rows=per * n_rows))
             ).reshape(per, n_rows)
         if rows is None:
-            self.last[0] = (reward, r)
+            self.last[0] = Held(reward, r)
         return r
+
+    def row_bytes(self) -> int:
+        """The bytes of one step of one row of the rollout's quantities."""
+        return sum(v.dtype.itemsize * int(np.prod(v.shape[2:])) for v in self.steps.values())
+
+    def distinct_rewards(self, reward: Callable, what: str, rows: np.ndarray) -> np.ndarray:
+        """r(x_t) at the distinct steps of the rows ``rows`` of a rollout with ``repeats``, row
+        after row (``Repeats.positions``): (F,). Read from the last reward held where it is this
+        one at at least those steps, at every row or at these rows; else evaluated in chunks of one
+        length, a power of two (the last ending at the list's end, a list shorter than one chunk
+        padded with its last entry), each at most about ``REWARD_BYTES`` of inputs: the lists of
+        every set of points and horizon share a few shapes, so a reward written op by op compiles
+        each operation a few times, not once per list; and held."""
+        first, size = self.repeats.first, self.alive.shape[1]
+        held = self.last[0]
+        if held is not None and held.reward is reward and held.first is not None:
+            at = rows if held.rows is None else np.arange(len(rows)) if np.array_equal(held.rows, rows) else None
+            counts = first[rows]                                                         # (N,) d_j
+            if at is not None and np.all(counts <= held.first[at]):     # the same steps, or more, of these rows
+                within = np.arange(counts.sum()) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts)   # (F,) u
+                return held.values[np.repeat(np.r_[0, np.cumsum(held.first)][at], counts) + within]
+        places = self.repeats.positions(rows, size)                                   # (F,)
+        f = len(places)
+        most = 1 << (max(1, REWARD_BYTES // max(1, self.row_bytes())).bit_length() - 1)   # a power of two
+        per = min(most, 1 << max(f - 1, 0).bit_length())          # a power of two: one shape for many lists' chunks
+        if f < per:                                               # one chunk, its tail the last entry again
+            places = np.r_[places, np.full(per - f, places[-1])]
+        r = np.empty(max(f, per), np.float32)
+        for lo in (min(i * per, len(places) - per) for i in range(-(-len(places) // per))):
+            def chunk(v, at=places[lo:lo + per]):   # (k, E n, ...) -> (per, ...), made when the reward reads it
+                return np.take(v.reshape(-1, *v.shape[2:]), at, 0)
+            r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
+                reward, probes.Columns(self.steps, chunk), what, compiled=f >= probes.COMPILE_ROWS, rows=per)))
+        r = r[:f]
+        every = len(rows) == size and np.array_equal(rows, np.arange(size))
+        self.last[0] = Held(reward, r, first if every else first[rows], None if every else np.array(rows))
+        return r
+
+    def fold(self, gamma: float, steps, rows: np.ndarray) -> np.ndarray:
+        """(J, F) the weight of each distinct step's reward of the rows ``rows`` in ``sums_at``'s
+        sum over the first j steps, for each j of ``steps``: gamma^u c_u summed over the steps u < j
+        that are (copies of) it. Depends on the rollout alone: kept per request, for its prefixes too."""
+        key = (self.horizon, gamma, tuple(steps), rows.tobytes())
+        if key not in self.folds:
+            k = self.horizon
+            w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
+            src = self.repeats.source(k, rows)                                          # (k, N)
+            f = self.repeats.offsets(rows)[-1]
+            sums, lo, acc = {0: np.zeros(f)}, 0, np.zeros(f)
+            for j in sorted(set(steps) - {0}):
+                acc = acc + np.bincount(src[lo:j].reshape(-1), w[lo:j].reshape(-1), minlength=f)
+                sums[j], lo = acc, j
+            if len(self.folds) >= 4:                                                    # the last few requests only
+                self.folds.pop(next(iter(self.folds)))
+            self.folds[key] = np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, f))
+        return self.folds[key]
 
     def discounted_rewards(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
         """gamma^t c_t r(x_t) at every step of every member's rollout: (k, E n)."""
@@ -124,9 +233,14 @@ class Expansion:
 
             h_e(j) = sum_{u<j} gamma^u c_u r(x^e_u),
 
-        one pass over the rollout between consecutive j, without a (k, E n) temporary."""
+        one pass over the rollout between consecutive j, without a (k, E n) temporary; along a
+        rollout with ``repeats``, the distinct steps' rewards by their weights (``fold``, made once)."""
         if any(not 0 <= j <= self.horizon for j in steps):
             raise ValueError(f"step counts of a {self.horizon}-step rollout are 0 to {self.horizon}, got {list(steps)}")
+        if self.repeats is not None and self.horizon:        # the distinct steps' rewards, each by its weight
+            at = np.arange(self.alive.shape[1]) if rows is None else np.asarray(rows)
+            weighted = self.fold(gamma, steps, at) * self.distinct_rewards(reward, what, at)   # (J, F)
+            return np.add.reduceat(weighted, self.repeats.offsets(at)[:-1], 1) if len(at) else weighted[:, :0]
         alive = self.alive if rows is None else self.alive[:, rows]                    # (k + 1, rows)
         r = self.step_rewards(reward, what, rows) if self.horizon else np.zeros((0, alive.shape[1]))   # (k, rows)
         disc = gamma ** np.arange(self.horizon)                                        # (k,)
@@ -135,6 +249,36 @@ class Expansion:
             acc = acc + np.einsum("u,un,un->n", disc[lo:j], alive[lo:j], r[lo:j])        # (rows,)
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
+
+    def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the rows ``rows`` are closed (``close``, and a cycle repeated from a step d_j < k),
+        (N,) bool, and there the rest of their rollout after step k, the cycle kept up forever
+        (0 at the open rows): (N,)
+
+            sum_{u>=k} gamma^u c_u r(x_u) = gamma^k c_k sum_{i<p} gamma^i P_i r(x_{k+i}) / (1 - gamma^p P_p),
+
+        P_i = prod_{l<i} (1 - tau(x_{k+l})), tau the model's termination clipped to [0, 1], and
+        x_{k+i} the cycle's step it copies (its reward among the distinct steps'). The rollout
+        from a state it came back to is the same again (the model and pi are deterministic), so
+        this is the rollout to any horizon, and the operator is not asked there."""
+        k, n = self.horizon, len(rows)
+        if not self.close or self.repeats is None or not k:
+            return np.zeros(n, bool), np.zeros(n)
+        d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
+        closed = d[:, 0] < k
+        i = np.arange(CYCLE_PERIOD)                                                     # (P,)
+        src = d - p + (k + i - d) % p                                                   # (N, P) the steps copied
+        phase = i < p                                                                   # (N, P) within one cycle
+        go = np.ones(src.shape)                                                         # (N, P) 1 - tau
+        if "terminated" in self.steps:
+            tau = self.steps["terminated"].reshape(-1)[src * self.alive.shape[1] + np.asarray(rows)[:, None]]
+            go = np.where(phase, 1.0 - np.clip(tau, 0.0, 1.0), 1.0)
+        lived = np.cumprod(np.c_[np.ones(n), go[:, :-1]], 1)                           # (N, P) P_i
+        lap = go.prod(1)                                                                 # (N,) P_p
+        w = np.where(phase & closed[:, None], gamma ** i * lived, 0.0)                  # (N, P)
+        r = self.distinct_rewards(reward, what, np.asarray(rows))                       # (F,)
+        cycle = (w * r[self.repeats.offsets(rows)[:-1, None] + src]).sum(1)            # (N,)
+        return closed, np.where(closed, gamma ** k * self.alive[k, rows] * cycle / (1 - gamma ** p[:, 0] * lap), 0.0)
 
     def rows(self, rows: np.ndarray) -> "Expansion":
         """The rollouts of some of the E n rows (``rows``, e.g. the kept members'), each now a
@@ -147,7 +291,10 @@ class Expansion:
             states = np.concatenate([self.steps["obs"][:, rows], self.obs[rows][None]])   # (k + 1, rows, ds)
             steps |= {"obs": states[:-1], "next_obs": states[1:]}
         return Expansion(steps, self.alive[:, rows], self.obs[rows], self.action[rows],
-                         np.zeros((len(self.alive), 1, len(rows))), 0)
+                         np.zeros((len(self.alive), 1, len(rows))), 0,
+                         repeats=None if self.repeats is None else Repeats(self.repeats.first[rows],
+                                                                           self.repeats.period[rows]),
+                         close=self.close)
 
     def prefix(self, horizon: int) -> "Expansion":
         """The same rollout stopped after ``horizon`` <= k steps: identical to ``expand`` with that
@@ -159,7 +306,9 @@ class Expansion:
         # x_j = (s_j, pi(s_j)): where the operator takes over
         return Expansion({key: v[:horizon] for key, v in self.steps.items()}, self.alive[:horizon + 1],
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
-                         self.keep, None if self.ends is None else np.minimum(self.ends, horizon), last=self.last)
+                         self.keep, None if self.ends is None else np.minimum(self.ends, horizon), last=self.last,
+                         repeats=None if self.repeats is None else self.repeats.prefix(horizon),
+                         close=self.close, folds=self.folds)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -170,7 +319,7 @@ Until = Callable[[int, int], Stop]                # (n points, E members) -> one
 
 
 def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
-            until: Until | None = None, cycle: float = 0.0) -> Expansion:
+            until: Until | None = None, cycle: float = 0.0, close: bool = False) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
     choosing every later action from the model's own state, every member of an ensemble on its
     own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
@@ -208,6 +357,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     ends = np.full(n, horizon)                                                          # (n,) k_i
     live = np.arange(n)                                                                 # the points still rolling
     period = np.zeros(n, int)                                          # (n,) p of a point repeating its cycle (0: none)
+    since = np.full(n, horizon)            # (n,) the step from which a point's every quantity repeats its cycle's
     held = np.zeros((CYCLE_PERIOD + 1, n), int)     # (P + 1, n) steps running a point came back to its state p before
     stops = None if until is None else until(n, e)
     bar = tqdm(range(1, horizon + 1), desc="model rollout", unit="step", leave=False,
@@ -249,6 +399,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         states[t] = s
         if cycle and len(live):
             period[live] = cycles(t, states, live, e, scale, cycle, held)
+            since[live[period[live] > 0]] = min(t + 1, horizon)        # x_{t+1} on: copies (x_t's own s_t stays)
             live = live[period[live] == 0]
         if stops is not None and len(live):
             stop = np.asarray(stops(t, states[t].reshape(e, n, -1)[:, live].reshape(e * len(live), -1),
@@ -261,7 +412,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             break
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
-    return Expansion(steps, alive, s, a, apart, model.keep, None if until is None else ends)
+    repeats = (Repeats(np.tile(since, e), np.tile(np.maximum(period, 1), e)) if np.any(since < horizon)
+               else None)
+    return Expansion(steps, alive, s, a, apart, model.keep, None if until is None else ends, repeats=repeats,
+                     close=close)
 
 
 CYCLE_PERIOD = 4   # the longest cycle a rollout looks for (``rollout``'s cycle)
@@ -313,8 +467,9 @@ def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
            until: Until | None = None) -> Expansion:
     """The expansion's rollout: ``rollout`` with pi acting after the first step, a point in a
-    cycle of the closed loop repeating it (``model.cycle``)."""
-    return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle)
+    cycle of the closed loop repeating it (``model.cycle``) and, with ``model.close``, answered by
+    it kept up forever (``Expansion.closure``)."""
+    return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle, model.close)
 
 
 class Rollouts:
@@ -338,7 +493,8 @@ class Rollouts:
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
             self._last = (tag, expand(model, policy, obs, action, horizon, until))
-        return self._last[1].prefix(horizon)
+        ex = self._last[1]
+        return (ex if ex.close == model.close else replace(ex, close=model.close)).prefix(horizon)   # the same rollout
 
     def parts(self, model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int) -> list[slice]:
         """The query points in consecutive parts whose ``horizon``-step rollouts each hold at most
@@ -361,14 +517,21 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
-    tail = np.asarray(bootstrap(expansion.obs[kept], expansion.action[kept]), np.float64)   # (..., m n)
-    alive = expansion.alive[:k, kept]                                                  # (k, m n)
-    if expansion.ends is not None:
-        alive = alive * (np.arange(k)[:, None] < end)                                  # the steps u < k_i only
-    paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), alive,
-                      expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
+    if expansion.repeats is not None and expansion.ends is None and k:   # the distinct steps' rewards alone
+        paid = expansion.sums_at(reward, gamma, "model rollout", [k], kept)[0]           # (m n,)
+    else:
+        alive = expansion.alive[:k, kept]                                              # (k, m n)
+        if expansion.ends is not None:
+            alive = alive * (np.arange(k)[:, None] < end)                              # the steps u < k_i only
+        paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), alive,
+                          expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
+    closed, rest = expansion.closure(reward, gamma, "model rollout", kept)             # (m n,) (m n,)
+    ask = kept[~closed] if not np.all(closed) else kept[:1]     # every row closed: one row for the answer's shape
+    tail = np.asarray(bootstrap(expansion.obs[ask], expansion.action[ask]), np.float64)   # (..., m n')
     q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)
-    q[..., kept] = paid + gamma ** end * expansion.alive[k, kept] * tail
+    q[..., kept] = paid + rest
+    if not np.all(closed):
+        q[..., kept[~closed]] += gamma ** end[~closed] * expansion.alive[k, kept[~closed]] * tail
     return expansion.member_mean(q)                                                    # (..., n)
 
 
@@ -394,6 +557,8 @@ def along_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.ndar
     elif k:
         paid = np.cumsum(expansion.discounted_rewards(reward, gamma, "model rollout")[::-1], 0)[::-1][t]
     alive = expansion.alive[t]                                                         # (T, E n)
+    closed, rest = expansion.closure(reward, gamma, "model rollout", np.arange(alive.shape[1]))   # (E n,) (E n,)
+    after = np.where(closed, rest, gamma ** k * expansion.alive[k] * tail)             # (..., E n)
     with np.errstate(divide="ignore", invalid="ignore"):
-        q = (paid + gamma ** k * expansion.alive[k] * tail[..., None, :]) / (gamma ** t[:, None] * alive)
+        q = (paid + after[..., None, :]) / (gamma ** t[:, None] * alive)
     return np.where(alive > 0, q, np.nan)                                              # (..., T, E n)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from resolvent.algorithms import expansion
-from resolvent.algorithms.expansion import STATES, Rollouts, along_q, expand, expanded_q, rollout_bytes
+from resolvent.algorithms.expansion import STATES, Repeats, Rollouts, along_q, expand, expanded_q, rollout_bytes
 from resolvent.rewards import probes
 from onestep_models import action_model, drift_model, ensemble, goal_model
 
@@ -430,8 +430,9 @@ def test_a_point_in_a_cycle_repeats_it_without_the_model(monkeypatch, terminated
     other, from s_1 (s_0's action is the query's own): with ``cycle`` on, the model steps until
     each point has come back to its state two steps before at three steps running (s_3 = s_1, s_4
     = s_2, s_5 = s_3: 5 steps), and the 30-step rollout is the one without it
-    (states, actions, survival, the members' distances and the answers), keep = 2 included."""
-    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], terminated)._replace(keep=2)
+    (states, actions, survival, the members' distances and, the cycle not closed, the answers),
+    keep = 2 included."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], terminated)._replace(keep=2, close=False)
     twice = lambda s: -2.0 * s  # noqa: E731
     plain = expand(model._replace(cycle=0.0), twice, OBS, ACT[:, [0, 0]], 30)
     rows = counted_steps(monkeypatch)
@@ -448,6 +449,94 @@ def test_a_point_in_a_cycle_repeats_it_without_the_model(monkeypatch, terminated
     boot = lambda s, a: s[None, :, 0] - a[None, :, 1]  # noqa: E731
     np.testing.assert_allclose(expanded_q(looped, height, boot, GAMMA), expanded_q(plain, height, boot, GAMMA),
                                rtol=1e-6, atol=1e-6)
+
+
+def test_a_repeated_step_takes_the_value_of_the_step_it_copies():
+    """Two rows: the first repeats a 2-cycle from step 3, the second a fixed point from step 4."""
+    rep = Repeats(np.array([3, 4]), np.array([2, 1]))
+    np.testing.assert_array_equal(rep.source(6, np.arange(2)), [[0, 3], [1, 4], [2, 5], [1, 6], [2, 6], [1, 6]])
+    np.testing.assert_array_equal(rep.positions(np.array([1]), 2), [1, 3, 5, 7])       # u * 2 + 1, u < 4
+    assert rep.prefix(5).first.tolist() == [3, 4] and rep.prefix(4).first.tolist() == [3, 4]
+    assert rep.prefix(3) is None                                                       # nothing repeats in 3 steps
+
+
+@pytest.mark.parametrize("terminated", [None, 0.2])
+def test_a_reward_along_a_cycling_rollout_is_evaluated_at_its_distinct_steps_alone(terminated):
+    """Along a rollout whose points repeat their cycles the reward sees each row's distinct steps
+    only (their list padded to a power of two), its values at the copies are the copied steps'
+    to the bit, the sums and answers those of every step's values; a reward held for every row
+    serves a prefix at some rows without a new call."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], terminated)._replace(keep=2, cycle=1e-6,
+                                                                                      close=False)
+    twice = lambda s: -2.0 * s  # noqa: E731
+    looped = expand(model, twice, OBS, ACT[:, [0, 0]], 30)
+    assert looped.repeats is not None and np.all(looped.repeats.first < 30)
+    seen = []
+
+    def reward(f):
+        seen.append(len(f["obs"]))
+        return np.asarray(f["obs"])[:, 0] * np.asarray(f["action"])[:, 1] - np.asarray(f["next_obs"])[:, 1] ** 2
+
+    every = {key: v.reshape(-1, *v.shape[2:]) for key, v in looped.steps.items()}      # (k E n, ...)
+    want = np.asarray(reward(every), np.float32).reshape(30, -1)                       # (k, E n)
+    seen.clear()
+    np.testing.assert_array_equal(looped.step_rewards(reward, "rollout"), want)
+    distinct = int(looped.repeats.first.sum())
+    assert sum(seen) == 1 << (distinct - 1).bit_length() and sum(seen) < want.size
+    np.testing.assert_array_equal(looped.step_rewards(reward, "rollout", np.array([7, 2])), want[:, [7, 2]])
+    disc = GAMMA ** np.arange(30)
+    full = np.stack([np.einsum("u,un,un->n", disc[:j], looped.alive[:j], want[:j]) for j in (0, 4, 30)])
+    seen.clear()
+    again = lambda f: reward(f)  # noqa: E731 - the same reward, not yet held
+    np.testing.assert_allclose(looped.sums_at(again, GAMMA, "rollout", [0, 4, 30]), full, rtol=1e-12, atol=1e-12)
+    short = looped.prefix(12)
+    boot = lambda s, a: s[None, :, 0] - a[None, :, 1]  # noqa: E731
+    w = short.weights.reshape(-1)
+    tail = GAMMA ** 12 * short.alive[12].astype(np.float64) * boot(short.obs, short.action)[0]
+    paid = np.einsum("u,un,un->n", disc[:12], short.alive[:12], want[:12])
+    np.testing.assert_allclose(expanded_q(short, again, boot, GAMMA)[0],
+                               ((paid + tail) * w).reshape(3, -1).sum(0), rtol=1e-12)
+    assert len(seen) == 1                                       # the prefix's answer read the held values
+    plain = expand(model._replace(cycle=0.0), twice, OBS, ACT[:, [0, 0]], 30)
+    assert plain.repeats is None
+    np.testing.assert_allclose(expanded_q(looped, reward, boot, GAMMA), expanded_q(plain, reward, boot, GAMMA),
+                               rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("terminated", [None, 0.2])
+def test_a_closed_cycle_answers_as_the_rollout_kept_up_forever(terminated):
+    """With ``close`` (the default) a point repeating its cycle before step k answers by the cycle
+    kept up forever: the answer of a rollout long enough for the tail not to count (gamma^400),
+    at every horizon past the cycle's start and along the rollout (along_q), without asking the
+    operator where every row is closed; a constant is exact; a horizon before the cycle closes
+    nothing."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], terminated)._replace(keep=2, cycle=1e-6)
+    assert model.close
+    twice = lambda s: -2.0 * s  # noqa: E731
+    long = expand(model._replace(cycle=0.0), twice, OBS, ACT[:, [0, 0]], 400)
+    looped = expand(model, twice, OBS, ACT[:, [0, 0]], 30)
+    asked = []
+
+    def boot(s, a):
+        asked.append(len(s))
+        return s[None, :, 0] - a[None, :, 1]
+
+    reward = lambda f: f["obs"][:, 0] * f["action"][:, 1] + f["next_obs"][:, 1]  # noqa: E731
+    want = expanded_q(long, reward, boot, GAMMA)
+    for k in (30, 12, 7):
+        asked.clear()
+        np.testing.assert_allclose(expanded_q(looped.prefix(k), reward, boot, GAMMA), want, rtol=1e-6, atol=1e-6)
+        assert asked == [1]                                     # every row closed: one row, for the answer's shape
+    np.testing.assert_allclose(along_q(looped, reward, boot, GAMMA, (0, 3, 8)),
+                               along_q(long, reward, boot, GAMMA, (0, 3, 8)), rtol=1e-5, atol=1e-5)
+    early = looped.prefix(3)                                    # the cycle found after 5 steps: nothing closed
+    assert early.repeats is None
+    np.testing.assert_allclose(expanded_q(early, reward, boot, GAMMA),
+                               expanded_q(expand(model._replace(cycle=0.0), twice, OBS, ACT[:, [0, 0]], 3), reward,
+                                          boot, GAMMA), rtol=1e-6)
+    if terminated is None:
+        two = lambda f: np.full(len(f["obs"]), 2.0)  # noqa: E731
+        np.testing.assert_allclose(expanded_q(looped, two, boot, GAMMA), 2.0 / (1 - GAMMA), rtol=1e-6)
 
 
 def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypatch):
