@@ -24,6 +24,17 @@ mean over members with weights that depend on the rollouts only:
 for every reward alike; the weights are >= 0 and sum to 1, so linearity, monotonicity and the
 constants hold as above.
 
+Where a point's rollout comes back to a cycle of the closed loop (``rollout``'s ``cycle``) its
+later steps are copies (``Repeats``): a reward is evaluated at each row's distinct steps alone
+and weighed by the discounts and survivals of the steps that copy them (``Expansion.fold``), and,
+with the one-step model's ``close`` (the default), a row that repeats its cycle from a step
+before k is answered by the cycle kept up forever instead of the operator at s_k:
+
+    G_k[r](s, a) = sum_{t<k} gamma^t c_t r(x_t) + gamma^k c_k sum_{i<p} gamma^i P_i r(x_{k+i}) / (1 - gamma^p P_p)
+
+(``Expansion.closure``; P_i the survival over the cycle's first i steps), the rollout to any
+horizon, so still linear, monotone and constant-exact.
+
 The rollout depends neither on the reward nor on the operator: ``expand`` runs it once per set of
 query points, ``Expansion.prefix`` gives every shorter horizon from the same rollout (its first
 j steps, with the weights of those steps), and ``expanded_q`` answers every reward from it with

@@ -62,6 +62,9 @@ def test_same_key_same_model_and_exact_save_load():
     assert onestep.from_arrays(onestep.to_arrays(a._replace(cycle=0.0))).cycle == 0.0
     older = {k: v for k, v in onestep.to_arrays(a._replace(cycle=0.0)).items() if k != "onestep_cycle"}
     assert onestep.from_arrays(older).cycle == onestep.OneStepConfig.cycle      # saved before: the default
+    assert back.close and not onestep.from_arrays(onestep.to_arrays(a._replace(close=False))).close
+    older = {k: v for k, v in onestep.to_arrays(a._replace(close=False)).items() if k != "onestep_close"}
+    assert onestep.from_arrays(older).close == onestep.OneStepConfig.close      # saved before: the default
 
 
 def test_an_ensemble_of_members_fitted_apart():

@@ -62,14 +62,15 @@ def test_anything_the_fit_reads_makes_another_model():
     assert base not in tags and len(set(tags)) == len(tags)
     assert fit_tag(CONFIG, 0, {k: v.copy() for k, v in feats.items()}, mean.copy(), std.copy()) == base
     assert fit_tag(dataclasses.replace(CONFIG, cycle=0.0), 0, feats, mean, std) == base   # the rollouts', not the fit's
+    assert fit_tag(dataclasses.replace(CONFIG, close=False), 0, feats, mean, std) == base
 
 
 def test_the_cached_model_rolls_out_with_the_asked_cycle(home, monkeypatch):
     feats, mean, std = data()
     first = fit_data_model(CONFIG, 0, feats, mean, std)
     monkeypatch.setattr(onestep, "fit", lambda *a, **k: (_ for _ in ()).throw(AssertionError("fitted again")))
-    off = fit_data_model(dataclasses.replace(CONFIG, cycle=0.0), 0, feats, mean, std)
-    assert (first.cycle, off.cycle) == (CONFIG.cycle, 0.0)
+    off = fit_data_model(dataclasses.replace(CONFIG, cycle=0.0, close=False), 0, feats, mean, std)
+    assert (first.cycle, off.cycle, first.close, off.close) == (CONFIG.cycle, 0.0, True, False)
     for a, b in zip(leaves(first), leaves(off), strict=True):
         np.testing.assert_array_equal(a, b)
 
