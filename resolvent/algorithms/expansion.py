@@ -64,6 +64,8 @@ ROLLOUT_BYTES = 2 ** 31   # the most one rollout kept for further rewards may ho
 #                           five members at 1e4 Ant-Dir points hold 9.0 GiB, Pendulum-Angle's 0.67 GiB
 REWARD_BYTES = 2 ** 26    # a reward reads a rollout's steps in chunks of at most about this many bytes of inputs (JAX
 #                           copies what it reads: the whole rollout at once would copy its states again)
+INPUT_BYTES = 2 ** 28     # the most the distinct steps' inputs of one request may hold to be kept for the next reward
+MEMO = 8                  # the reward-free quantities of this many requests kept per rollout (``Expansion.remember``)
 
 
 @dataclass(frozen=True)
@@ -127,8 +129,8 @@ class Expansion:
     # [Held]: the last reward evaluated along this rollout, shared with its prefixes
     repeats: Repeats | None = None   # where the rows repeat a cycle (None: nowhere)
     close: bool = False       # a row repeating its cycle before step k: the cycle kept up forever (``closure``)
-    folds: dict = field(default_factory=dict, compare=False, repr=False)
-    # (k, gamma, steps, rows) -> (J, F) sums_at's weights of the distinct steps' rewards, shared with prefixes
+    memo: dict = field(default_factory=dict, compare=False, repr=False)
+    # what a rollout with repeats needs for any reward, per request (``remember``), shared with prefixes
 
     @property
     def horizon(self) -> int:
@@ -196,8 +198,10 @@ class Expansion:
             if at is not None and np.all(counts <= held.first[at]):     # the same steps, or more, of these rows
                 within = np.arange(counts.sum()) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts)   # (F,) u
                 return held.values[np.repeat(np.r_[0, np.cumsum(held.first)][at], counts) + within]
-        places = self.repeats.positions(rows, size)                                   # (F,)
+        places = self.remember(("places", self.horizon, rows.tobytes()),
+                               lambda: self.repeats.positions(rows, size))                       # (F,)
         f = len(places)
+        keep_inputs = f * self.row_bytes() <= INPUT_BYTES
         most = 1 << (max(1, REWARD_BYTES // max(1, self.row_bytes())).bit_length() - 1)   # a power of two
         per = min(most, 1 << max(f - 1, 0).bit_length())          # a power of two: one shape for many lists' chunks
         if f < per:                                               # one chunk, its tail the last entry again
@@ -206,8 +210,9 @@ class Expansion:
         for lo in (min(i * per, len(places) - per) for i in range(-(-len(places) // per))):
             def chunk(v, at=places[lo:lo + per]):   # (k, E n, ...) -> (per, ...), made when the reward reads it
                 return np.take(v.reshape(-1, *v.shape[2:]), at, 0)
+            made = self.remember(("inputs", self.horizon, rows.tobytes(), lo), dict) if keep_inputs else None
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, probes.Columns(self.steps, chunk), what, compiled=f >= probes.COMPILE_ROWS, rows=per)))
+                reward, probes.Columns(self.steps, chunk, made), what, compiled=f >= probes.COMPILE_ROWS, rows=per)))
         r = r[:f]
         every = len(rows) == size and np.array_equal(rows, np.arange(size))
         self.last[0] = Held(reward, r, first if every else first[rows], None if every else np.array(rows))
@@ -217,8 +222,7 @@ class Expansion:
         """(J, F) the weight of each distinct step's reward of the rows ``rows`` in ``sums_at``'s
         sum over the first j steps, for each j of ``steps``: gamma^u c_u summed over the steps u < j
         that are (copies of) it. Depends on the rollout alone: kept per request, for its prefixes too."""
-        key = (self.horizon, gamma, tuple(steps), rows.tobytes())
-        if key not in self.folds:
+        def make() -> np.ndarray:
             k = self.horizon
             w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
             src = self.repeats.source(k, rows)                                          # (k, N)
@@ -227,10 +231,20 @@ class Expansion:
             for j in sorted(set(steps) - {0}):
                 acc = acc + np.bincount(src[lo:j].reshape(-1), w[lo:j].reshape(-1), minlength=f)
                 sums[j], lo = acc, j
-            if len(self.folds) >= 4:                                                    # the last few requests only
-                self.folds.pop(next(iter(self.folds)))
-            self.folds[key] = np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, f))
-        return self.folds[key]
+            return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, f))
+        return self.remember(("fold", self.horizon, gamma, tuple(steps), rows.tobytes()), make)
+
+    def weigh(self, fold: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The rows' sums of their distinct steps' rewards ``values`` (F,) by ``fold`` (J, F): (J, N)."""
+        return np.add.reduceat(fold * values, self.repeats.offsets(rows)[:-1], 1) if len(rows) else fold[:, :0]
+
+    def remember(self, key: tuple, make: Callable):
+        """``make()``, kept under ``key`` in ``memo`` (the last ``MEMO`` requests'): reward-free."""
+        if key not in self.memo:
+            if len(self.memo) >= MEMO:
+                self.memo.pop(next(iter(self.memo)))
+            self.memo[key] = make()
+        return self.memo[key]
 
     def discounted_rewards(self, reward: Callable, gamma: float, what: str) -> np.ndarray:
         """gamma^t c_t r(x_t) at every step of every member's rollout: (k, E n)."""
@@ -250,8 +264,7 @@ class Expansion:
             raise ValueError(f"step counts of a {self.horizon}-step rollout are 0 to {self.horizon}, got {list(steps)}")
         if self.repeats is not None and self.horizon:        # the distinct steps' rewards, each by its weight
             at = np.arange(self.alive.shape[1]) if rows is None else np.asarray(rows)
-            weighted = self.fold(gamma, steps, at) * self.distinct_rewards(reward, what, at)   # (J, F)
-            return np.add.reduceat(weighted, self.repeats.offsets(at)[:-1], 1) if len(at) else weighted[:, :0]
+            return self.weigh(self.fold(gamma, steps, at), self.distinct_rewards(reward, what, at), at)
         alive = self.alive if rows is None else self.alive[:, rows]                    # (k + 1, rows)
         r = self.step_rewards(reward, what, rows) if self.horizon else np.zeros((0, alive.shape[1]))   # (k, rows)
         disc = gamma ** np.arange(self.horizon)                                        # (k,)
@@ -261,7 +274,8 @@ class Expansion:
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 
-    def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray,
+                values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Where the rows ``rows`` are closed (``close``, and a cycle repeated from a step d_j < k),
         (N,) bool, and there the rest of their rollout after step k, the cycle kept up forever
         (0 at the open rows): (N,)
@@ -269,12 +283,25 @@ class Expansion:
             sum_{u>=k} gamma^u c_u r(x_u) = gamma^k c_k sum_{i<p} gamma^i P_i r(x_{k+i}) / (1 - gamma^p P_p),
 
         P_i = prod_{l<i} (1 - tau(x_{k+l})), tau the model's termination clipped to [0, 1], and
-        x_{k+i} the cycle's step it copies (its reward among the distinct steps'). The rollout
-        from a state it came back to is the same again (the model and pi are deterministic), so
-        this is the rollout to any horizon, and the operator is not asked there."""
-        k, n = self.horizon, len(rows)
-        if not self.close or self.repeats is None or not k:
+        x_{k+i} the cycle's step it copies (its reward among the distinct steps': ``values``,
+        ``distinct_rewards``' at these rows, where the caller has them). The rollout from a state
+        it came back to is the same again (the model and pi are deterministic), so this is the
+        rollout to any horizon, and the operator is not asked there."""
+        n = len(rows)
+        if not self.close or self.repeats is None or not self.horizon:
             return np.zeros(n, bool), np.zeros(n)
+        closed, w, places = self.remember(("closure", self.horizon, gamma, rows.tobytes()),
+                                          lambda: self.cycle_weights(gamma, rows))
+        if not np.any(closed):
+            return closed, np.zeros(n)
+        r = self.distinct_rewards(reward, what, rows) if values is None else values     # (F,)
+        return closed, (w * r[places]).sum(1)
+
+    def cycle_weights(self, gamma: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``closure``'s reward-free part: the closed rows (N,), and the weight of each step of
+        their cycle, gamma^k c_k gamma^i P_i / (1 - gamma^p P_p) (N, P), with its place in the rows'
+        list of distinct steps (N, P)."""
+        k, n = self.horizon, len(rows)
         d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
         closed = d[:, 0] < k
         i = np.arange(CYCLE_PERIOD)                                                     # (P,)
@@ -282,14 +309,13 @@ class Expansion:
         phase = i < p                                                                   # (N, P) within one cycle
         go = np.ones(src.shape)                                                         # (N, P) 1 - tau
         if "terminated" in self.steps:
-            tau = self.steps["terminated"].reshape(-1)[src * self.alive.shape[1] + np.asarray(rows)[:, None]]
+            tau = self.steps["terminated"].reshape(-1)[src * self.alive.shape[1] + rows[:, None]]
             go = np.where(phase, 1.0 - np.clip(tau, 0.0, 1.0), 1.0)
         lived = np.cumprod(np.c_[np.ones(n), go[:, :-1]], 1)                           # (N, P) P_i
         lap = go.prod(1)                                                                 # (N,) P_p
-        w = np.where(phase & closed[:, None], gamma ** i * lived, 0.0)                  # (N, P)
-        r = self.distinct_rewards(reward, what, np.asarray(rows))                       # (F,)
-        cycle = (w * r[self.repeats.offsets(rows)[:-1, None] + src]).sum(1)            # (N,)
-        return closed, np.where(closed, gamma ** k * self.alive[k, rows] * cycle / (1 - gamma ** p[:, 0] * lap), 0.0)
+        scale = gamma ** k * self.alive[k, rows] / (1 - gamma ** p[:, 0] * lap)         # (N,)
+        w = np.where(phase & closed[:, None], gamma ** i * lived * scale[:, None], 0.0)  # (N, P)
+        return closed, w, self.repeats.offsets(rows)[:-1, None] + src
 
     def rows(self, rows: np.ndarray) -> "Expansion":
         """The rollouts of some of the E n rows (``rows``, e.g. the kept members'), each now a
@@ -319,7 +345,7 @@ class Expansion:
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
                          self.keep, None if self.ends is None else np.minimum(self.ends, horizon), last=self.last,
                          repeats=None if self.repeats is None else self.repeats.prefix(horizon),
-                         close=self.close, folds=self.folds)
+                         close=self.close, memo=self.memo)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -528,15 +554,17 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
+    values = None
     if expansion.repeats is not None and expansion.ends is None and k:   # the distinct steps' rewards alone
-        paid = expansion.sums_at(reward, gamma, "model rollout", [k], kept)[0]           # (m n,)
+        values = expansion.distinct_rewards(reward, "model rollout", kept)             # (F,)
+        paid = expansion.weigh(expansion.fold(gamma, [k], kept), values, kept)[0]       # (m n,)
     else:
         alive = expansion.alive[:k, kept]                                              # (k, m n)
         if expansion.ends is not None:
             alive = alive * (np.arange(k)[:, None] < end)                              # the steps u < k_i only
         paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), alive,
                           expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
-    closed, rest = expansion.closure(reward, gamma, "model rollout", kept)             # (m n,) (m n,)
+    closed, rest = expansion.closure(reward, gamma, "model rollout", kept, values)     # (m n,) (m n,)
     ask = kept[~closed] if not np.all(closed) else kept[:1]     # every row closed: one row for the answer's shape
     tail = np.asarray(bootstrap(expansion.obs[ask], expansion.action[ask]), np.float64)   # (..., m n')
     q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)

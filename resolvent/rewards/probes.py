@@ -19,10 +19,11 @@ Reward = Callable[[Mapping[str, jax.Array]], jax.Array]
 
 class Columns(Mapping):
     """Transition quantities, each made by ``make`` (a JAX array by default) when a reward first
-    reads it: a reward over a long rollout reads two of its columns and copies only those."""
+    reads it: a reward over a long rollout reads two of its columns and copies only those. Kept in
+    ``made`` (a caller's dict: a later reward at the same rows reads them without making them again)."""
 
-    def __init__(self, features: Mapping, make: Callable = jnp.asarray):
-        self.features, self.make, self.converted = features, make, {}
+    def __init__(self, features: Mapping, make: Callable = jnp.asarray, made: dict | None = None):
+        self.features, self.make, self.converted = features, make, {} if made is None else made
 
     def __getitem__(self, key):
         if key not in self.converted:
