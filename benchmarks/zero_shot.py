@@ -269,10 +269,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                     rollout_ms[k, cycle] = warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k),
                                                    args.repeats)
                 tail = [(f"{method}+d{cfg.distil.horizon}+k{k}", student)] if student is not None else []
-                for name, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
+                for label, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
                     rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)
                     q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
-                    rows.append({**row, "method": name, "cycle": model.onestep.cycle,
+                    rows.append({**row, "method": label, "cycle": model.onestep.cycle,
                                  "rollout_ms": rollout_ms[k, cycle], "rolled_ms": rolled_ms,
                                  "answer_ms": rollout_ms[k, cycle] + rolled_ms,
                                  "mse": float(np.mean((q - truth) ** 2))})

@@ -67,6 +67,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
             0.0, 0.0, 1e-4, 1e-4, 0.0, 1e-4]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
+        assert len({r["reward"] for r in results}) == 1                    # one new reward, named on every line
         for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
             near = r.get("near_ms", 0.0)                               # (the bank's: and the nearest bank states)
             assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + near + r["rolled_ms"], abs=3e-3)
