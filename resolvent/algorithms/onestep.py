@@ -77,7 +77,7 @@ class OneStepConfig:
     #                                        model (0: every step modelled; Pendulum's closed loop ends in a 2-cycle)
     close: bool = True                     # a point repeating its cycle before the expansion's k steps answers by
     #                                        the cycle kept up forever (exact within the model), not by the operator
-    #                                        at s_k (Pendulum-Angle expert G_400: test MSE 1.4-10x lower)
+    #                                        at s_k (Pendulum-Angle expert G_400: test MSE 1.4-9x lower)
 
 
 class OneStepModel(NamedTuple):
