@@ -550,7 +550,10 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
 
         G_k[r](s, a) = sum_{e: w_e > 0} w_e (sum_{t<k} gamma^t c^e_t r(x^e_t) + gamma^k c^e_k G[r](s^e_k, pi(s^e_k)))
 
-    with k = k_i, each point's own, where the rollout stopped points early (``Expansion.ends``)."""
+    with k = k_i, each point's own, where the rollout stopped points early (``Expansion.ends``), and
+    at a closed row (``Expansion.closure``: a cycle repeated from before step k, with ``close``) its
+    cycle kept up forever in place of gamma^k c_k G[r]: where every kept row is closed the operator
+    is asked at one row only, for the answer's leading axes."""
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
