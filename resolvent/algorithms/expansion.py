@@ -90,9 +90,7 @@ class Repeats:
         """(F,) the distinct steps (u, j) of ``rows``, row after row, as u size + j: their places
         in a (k, size, ...) array of the rollout's quantities, flattened over its first two axes."""
         off = self.offsets(rows)                                                       # (N + 1,)
-        counts = np.diff(off)                                                          # (N,) d_j
-        u = np.arange(off[-1]) - np.repeat(off[:-1], counts)                           # (F,)
-        return u * size + np.repeat(rows, counts)
+        return within(off) * size + np.repeat(rows, np.diff(off))
 
     def source(self, horizon: int, rows: np.ndarray) -> np.ndarray:
         """(k, N) each step's place in ``rows``' list of distinct steps: u itself below d_j, else
@@ -100,6 +98,11 @@ class Repeats:
         d, p = self.first[rows], self.period[rows]                                     # (N,)
         u = np.arange(horizon)[:, None]                                                # (k, 1)
         return self.offsets(rows)[:-1] + np.where(u < d, u, d - p + (u - d) % p)
+
+
+def within(offsets: np.ndarray) -> np.ndarray:
+    """(F,) each entry's index in its own row's list, for lists laid row after row from ``offsets`` (N + 1,)."""
+    return np.arange(offsets[-1]) - np.repeat(offsets[:-1], np.diff(offsets))
 
 
 class Held(NamedTuple):
@@ -194,10 +197,9 @@ class Expansion:
         held = self.last[0]
         if held is not None and held.reward is reward and held.first is not None:
             at = rows if held.rows is None else np.arange(len(rows)) if np.array_equal(held.rows, rows) else None
-            counts = first[rows]                                                         # (N,) d_j
-            if at is not None and np.all(counts <= held.first[at]):     # the same steps, or more, of these rows
-                within = np.arange(counts.sum()) - np.repeat(np.r_[0, np.cumsum(counts)[:-1]], counts)   # (F,) u
-                return held.values[np.repeat(np.r_[0, np.cumsum(held.first)][at], counts) + within]
+            off = self.repeats.offsets(rows)                                             # (N + 1,)
+            if at is not None and np.all(np.diff(off) <= held.first[at]):   # the same steps, or more, of these rows
+                return held.values[np.repeat(np.r_[0, np.cumsum(held.first)][at], np.diff(off)) + within(off)]
         places = self.remember(("places", self.horizon, rows.tobytes()),
                                lambda: self.repeats.positions(rows, size))                       # (F,)
         f = len(places)
@@ -329,8 +331,8 @@ class Expansion:
             steps |= {"obs": states[:-1], "next_obs": states[1:]}
         return Expansion(steps, self.alive[:, rows], self.obs[rows], self.action[rows],
                          np.zeros((len(self.alive), 1, len(rows))), 0,
-                         repeats=None if self.repeats is None else Repeats(self.repeats.first[rows],
-                                                                           self.repeats.period[rows]),
+                         repeats=None if self.repeats is None else Repeats(
+                             self.repeats.first[rows], self.repeats.period[rows]).prefix(self.horizon),
                          close=self.close)
 
     def prefix(self, horizon: int) -> "Expansion":
@@ -449,8 +451,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             break
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
-    repeats = (Repeats(np.tile(since, e), np.tile(np.maximum(period, 1), e)) if np.any(since < horizon)
-               else None)
+    repeats = Repeats(np.tile(since, e), np.tile(np.maximum(period, 1), e)).prefix(horizon)   # None: no cycle
     return Expansion(steps, alive, s, a, apart, model.keep, None if until is None else ends, repeats=repeats,
                      close=close)
 
