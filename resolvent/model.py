@@ -277,12 +277,16 @@ class OperatorModel:
 
     def _tail(self, reward: Reward) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
         """What answers after the expansion's k steps, at (s_k, pi(s_k)) for every seed (S, rows):
-        the bank's values near s_k where the model has a bank, else the operator G[r] itself."""
+        the bank's values near s_k where the model has a bank, else the operator G[r] itself (at
+        no rows, (S, 0), neither is asked)."""
         def operator(obs, actions):
             return self._q(reward, obs, actions)
-        if self.bank is None:
-            return operator
-        return self.bank.build(self.onestep, self.target_policy).tail(reward, operator, self.gamma, owner=self)
+        answer = operator if self.bank is None else self.bank.build(self.onestep, self.target_policy).tail(
+            reward, operator, self.gamma, owner=self)
+
+        def tail(obs, actions):          # no rows (every row in a closed cycle): nothing to encode or look up
+            return answer(obs, actions) if len(obs) else np.zeros((self.n_seeds, 0))
+        return tail
 
     def expansion(self, observations, actions, horizon: int) -> Expansion:
         """The one-step model's rollout under ``target_policy`` from the points, ``horizon`` steps,

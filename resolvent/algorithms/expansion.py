@@ -65,6 +65,7 @@ ROLLOUT_BYTES = 2 ** 31   # the most one rollout kept for further rewards may ho
 REWARD_BYTES = 2 ** 26    # a reward reads a rollout's steps in chunks of at most about this many bytes of inputs (JAX
 #                           copies what it reads: the whole rollout at once would copy its states again)
 INPUT_BYTES = 2 ** 28     # the most the distinct steps' inputs of one request may hold to be kept for the next reward
+CHUNK_ROWS = 2 ** 17       # the shortest chunk of a long list of distinct steps a reward is evaluated in (``chunks``)
 MEMO = 8                  # the reward-free quantities of this many requests kept per rollout (``Expansion.remember``)
 
 
@@ -98,6 +99,24 @@ class Repeats:
         d, p = self.first[rows], self.period[rows]                                     # (N,)
         u = np.arange(horizon)[:, None]                                                # (k, 1)
         return self.offsets(rows)[:-1] + np.where(u < d, u, d - p + (u - d) % p)
+
+
+def chunks(f: int, most: int, least: int | None = None) -> list[tuple[int, int]]:
+    """A list of f >= 1 entries in consecutive chunks (start, length), every length a power of two
+    of at most ``most``: ``most`` as often as it fits, then the binary digits of the rest rounded up
+    to a multiple of ``least`` (both powers of two; ``CHUNK_ROWS`` by default), the last chunk
+    ending at the list's end (it overlaps the one before by fewer than ``least`` entries), or,
+    where the rest is all there is, one chunk that may be longer than the list (the caller pads
+    it): fewer than ``least`` entries evaluated in vain, where one length for every chunk wastes
+    up to half of them."""
+    least = min(CHUNK_ROWS if least is None else least, most)
+    if f <= least:
+        return [(0, 1 << max(f - 1, 0).bit_length())]
+    rest = -(-(f % most) // least) * least                                     # the rest rounded up
+    sizes = [most] * (f // most) + [1 << b for b in range(rest.bit_length() - 1, -1, -1) if rest >> b & 1]
+    starts = [sum(sizes[:i]) for i in range(len(sizes))]
+    starts[-1] = max(0, min(starts[-1], f - sizes[-1]))          # 0: one chunk longer than the list
+    return list(zip(starts, sizes))
 
 
 def within(offsets: np.ndarray) -> np.ndarray:
@@ -188,11 +207,11 @@ class Expansion:
     def distinct_rewards(self, reward: Callable, what: str, rows: np.ndarray) -> np.ndarray:
         """r(x_t) at the distinct steps of the rows ``rows`` of a rollout with ``repeats``, row
         after row (``Repeats.positions``): (F,). Read from the last reward held where it is this
-        one at at least those steps, at every row or at these rows; else evaluated in chunks of one
-        length, a power of two (the last ending at the list's end, a list shorter than one chunk
-        padded with its last entry), each at most about ``REWARD_BYTES`` of inputs: the lists of
-        every set of points and horizon share a few shapes, so a reward written op by op compiles
-        each operation a few times, not once per list; and held."""
+        one at at least those steps, at every row or at these rows; else evaluated in chunks whose
+        lengths are powers of two (``chunks``; a list shorter than one chunk padded with its last
+        entry), each at most about ``REWARD_BYTES`` of inputs: the lists of every set of points and
+        horizon share a few shapes, so a reward written op by op compiles each operation a few
+        times, not once per list; and held."""
         first, size = self.repeats.first, self.alive.shape[1]
         held = self.last[0]
         if held is not None and held.reward is reward and held.first is not None:
@@ -203,18 +222,19 @@ class Expansion:
         places = self.remember(("places", self.horizon, rows.tobytes()),
                                lambda: self.repeats.positions(rows, size))                       # (F,)
         f = len(places)
-        keep_inputs = f * self.row_bytes() <= INPUT_BYTES
         most = 1 << (max(1, REWARD_BYTES // max(1, self.row_bytes())).bit_length() - 1)   # a power of two
-        per = min(most, 1 << max(f - 1, 0).bit_length())          # a power of two: one shape for many lists' chunks
-        if f < per:                                               # one chunk, its tail the last entry again
-            places = np.r_[places, np.full(per - f, places[-1])]
-        r = np.empty(max(f, per), np.float32)
-        for lo in (min(i * per, len(places) - per) for i in range(-(-len(places) // per))):
+        pieces = chunks(f, most)
+        if f < pieces[0][1]:                                      # one chunk, its tail the last entry again
+            places = np.r_[places, np.full(pieces[0][1] - f, places[-1])]
+        made = self.remember(("inputs", self.horizon, rows.tobytes()), dict) if f * self.row_bytes() <= INPUT_BYTES \
+            else {}                                               # each chunk's gathered inputs, by its start
+        r = np.empty(len(places), np.float32)
+        for lo, per in pieces:
             def chunk(v, at=places[lo:lo + per]):   # (k, E n, ...) -> (per, ...), made when the reward reads it
                 return np.take(v.reshape(-1, *v.shape[2:]), at, 0)
-            made = self.remember(("inputs", self.horizon, rows.tobytes(), lo), dict) if keep_inputs else None
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
-                reward, probes.Columns(self.steps, chunk, made), what, compiled=f >= probes.COMPILE_ROWS, rows=per)))
+                reward, probes.Columns(self.steps, chunk, made.setdefault(lo, {})), what,
+                compiled=f >= probes.COMPILE_ROWS, rows=per)))
         r = r[:f]
         every = len(rows) == size and np.array_equal(rows, np.arange(size))
         self.last[0] = Held(reward, r, first if every else first[rows], None if every else np.array(rows))
@@ -276,8 +296,20 @@ class Expansion:
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 
-    def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray,
-                values: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def settled(self, gamma: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Where the rows ``rows`` are closed (N,), and each of their distinct steps' weight in
+        ``expanded_q``'s reward part (F,): its discounts and survivals over the first k steps
+        (``fold``) plus, at a closed row, over the cycle kept up forever after them
+        (``cycle_weights``). Reward-free: kept per request."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            weight = self.fold(gamma, [self.horizon], rows)[0]                         # (F,)
+            if not self.close:
+                return np.zeros(len(rows), bool), weight
+            closed, w, places = self.cycle_weights(gamma, rows)                        # (N,) (N, P) (N, P)
+            return closed, weight + np.bincount(places.reshape(-1), w.reshape(-1), minlength=len(weight))
+        return self.remember(("settled", self.horizon, gamma, rows.tobytes()), make)
+
+    def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the rows ``rows`` are closed (``close``, and a cycle repeated from a step d_j < k),
         (N,) bool, and there the rest of their rollout after step k, the cycle kept up forever
         (0 at the open rows): (N,)
@@ -285,10 +317,10 @@ class Expansion:
             sum_{u>=k} gamma^u c_u r(x_u) = gamma^k c_k sum_{i<p} gamma^i P_i r(x_{k+i}) / (1 - gamma^p P_p),
 
         P_i = prod_{l<i} (1 - tau(x_{k+l})), tau the model's termination clipped to [0, 1], and
-        x_{k+i} the cycle's step it copies (its reward among the distinct steps': ``values``,
-        ``distinct_rewards``' at these rows, where the caller has them). The rollout from a state
-        it came back to is the same again (the model and pi are deterministic), so this is the
-        rollout to any horizon, and the operator is not asked there."""
+        x_{k+i} the cycle's step it copies (its reward among the distinct steps' at these rows,
+        ``distinct_rewards``). The rollout from a state it came back to is the same again (the
+        model and pi are deterministic), so this is the rollout to any horizon, and the operator is
+        not asked there."""
         n = len(rows)
         if not self.close or self.repeats is None or not self.horizon:
             return np.zeros(n, bool), np.zeros(n)
@@ -296,8 +328,7 @@ class Expansion:
                                           lambda: self.cycle_weights(gamma, rows))
         if not np.any(closed):
             return closed, np.zeros(n)
-        r = self.distinct_rewards(reward, what, rows) if values is None else values     # (F,)
-        return closed, (w * r[places]).sum(1)
+        return closed, (w * self.distinct_rewards(reward, what, rows)[places]).sum(1)
 
     def cycle_weights(self, gamma: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``closure``'s reward-free part: the closed rows (N,), and the weight of each step of
@@ -553,28 +584,28 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
 
     with k = k_i, each point's own, where the rollout stopped points early (``Expansion.ends``), and
     at a closed row (``Expansion.closure``: a cycle repeated from before step k, with ``close``) its
-    cycle kept up forever in place of gamma^k c_k G[r]: where every kept row is closed the operator
-    is asked at one row only, for the answer's leading axes."""
+    cycle kept up forever in place of gamma^k c_k G[r] (``Expansion.settled``: each distinct step's
+    weight, the cycle's included): where every kept row is closed ``bootstrap`` is asked at no rows,
+    for the answer's leading axes alone."""
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
-    values = None
     if expansion.repeats is not None and expansion.ends is None and k:   # the distinct steps' rewards alone
-        values = expansion.distinct_rewards(reward, "model rollout", kept)             # (F,)
-        paid = expansion.weigh(expansion.fold(gamma, [k], kept), values, kept)[0]       # (m n,)
+        closed, weight = expansion.settled(gamma, kept)                                # (m n,) (F,)
+        paid = expansion.weigh(weight[None], expansion.distinct_rewards(reward, "model rollout", kept), kept)[0]
     else:
         alive = expansion.alive[:k, kept]                                              # (k, m n)
         if expansion.ends is not None:
             alive = alive * (np.arange(k)[:, None] < end)                              # the steps u < k_i only
         paid = (np.einsum("u,un,un->n", gamma ** np.arange(k), alive,
                           expansion.step_rewards(reward, "model rollout", kept)) if k else 0.0)   # (m n,)
-    closed, rest = expansion.closure(reward, gamma, "model rollout", kept, values)     # (m n,) (m n,)
-    ask = kept[~closed] if not np.all(closed) else kept[:1]     # every row closed: one row for the answer's shape
+        closed, rest = expansion.closure(reward, gamma, "model rollout", kept)         # (m n,) (m n,)
+        paid = paid + rest
+    ask = kept[~closed]                                 # every row closed: asked at no rows, for the leading axes
     tail = np.asarray(bootstrap(expansion.obs[ask], expansion.action[ask]), np.float64)   # (..., m n')
     q = np.zeros((*tail.shape[:-1], w.size))                                           # (..., E n)
-    q[..., kept] = paid + rest
-    if not np.all(closed):
-        q[..., kept[~closed]] += gamma ** end[~closed] * expansion.alive[k, kept[~closed]] * tail
+    q[..., kept] = paid
+    q[..., ask] += gamma ** end[~closed] * expansion.alive[k, ask] * tail
     return expansion.member_mean(q)                                                    # (..., n)
 
 

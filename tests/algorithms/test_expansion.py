@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 
 from resolvent.algorithms import expansion
-from resolvent.algorithms.expansion import STATES, Repeats, Rollouts, along_q, expand, expanded_q, rollout_bytes
+from resolvent.algorithms.expansion import (STATES, Repeats, Rollouts, along_q, chunks, expand, expanded_q,
+                                            rollout_bytes)
 from resolvent.rewards import probes
 from onestep_models import action_model, drift_model, ensemble, goal_model
 
@@ -503,6 +504,45 @@ def test_a_reward_along_a_cycling_rollout_is_evaluated_at_its_distinct_steps_alo
                                rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("most", [1, 4, 16, 1024])
+@pytest.mark.parametrize("least", [1, 4, 64])
+def test_chunks_cover_a_list_with_powers_of_two_and_little_waste(most, least):
+    """Every entry in a chunk, chunks in order, each a power of two of at most ``most``; fewer
+    than ``least`` entries evaluated in vain (beyond the list, or twice where the last overlaps)."""
+    for f in range(1, 300):
+        pieces = chunks(f, most, least)
+        assert all(size & (size - 1) == 0 and size <= max(most, 1 << (f - 1).bit_length()) for _, size in pieces)
+        assert pieces[0][0] == 0 and all(lo <= lo2 for (lo, _), (lo2, _) in zip(pieces, pieces[1:]))
+        covered = np.zeros(max(f, pieces[-1][0] + pieces[-1][1]), int)
+        for lo, size in pieces:
+            covered[lo:lo + size] += 1
+        assert np.all(covered[:f] >= 1)
+        waste = covered.sum() - f
+        assert waste < min(least, most) or (len(pieces) == 1 and pieces[0][1] < 2 * f)
+        assert len(pieces) == 1 or pieces[-1][0] + pieces[-1][1] == f
+
+
+def test_a_long_list_of_distinct_steps_goes_to_the_reward_in_chunks_of_powers_of_two(monkeypatch):
+    """Chunks of several lengths (``chunks``) give every distinct step's value to the bit, the
+    reward seeing only powers of two and few entries more than there are."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], None)._replace(keep=2, cycle=1e-6)
+    looped = expand(model, lambda s: -2.0 * s, OBS, ACT[:, [0, 0]], 30)
+    every = {key: v.reshape(-1, *v.shape[2:]) for key, v in looped.steps.items()}      # (k E n, ...)
+    want = np.asarray(every["obs"][:, 0] - 3 * every["next_obs"][:, 1], np.float32).reshape(30, -1)
+    seen = []
+
+    def reward(f):
+        seen.append(len(f["obs"]))
+        return f["obs"][:, 0] - 3 * f["next_obs"][:, 1]
+
+    monkeypatch.setattr(expansion, "REWARD_BYTES", 8 * looped.row_bytes())             # 8 entries a chunk at most
+    monkeypatch.setattr(expansion, "CHUNK_ROWS", 2)
+    np.testing.assert_array_equal(looped.step_rewards(reward, "rollout"), want)
+    distinct = int(looped.repeats.first.sum())
+    assert distinct > 8 and len(set(seen)) > 1 and all(size & (size - 1) == 0 and size <= 8 for size in seen)
+    assert distinct <= sum(seen) < distinct + 2
+
+
 @pytest.mark.parametrize("terminated", [None, 0.2])
 def test_a_closed_cycle_answers_as_the_rollout_kept_up_forever(terminated):
     """With ``close`` (the default) a point repeating its cycle before step k answers by the cycle
@@ -526,7 +566,7 @@ def test_a_closed_cycle_answers_as_the_rollout_kept_up_forever(terminated):
     for k in (30, 12, 7):
         asked.clear()
         np.testing.assert_allclose(expanded_q(looped.prefix(k), reward, boot, GAMMA), want, rtol=1e-6, atol=1e-6)
-        assert asked == [1]                                     # every row closed: one row, for the answer's shape
+        assert asked == [0]                                     # every row closed: no rows, for the leading axes
     np.testing.assert_allclose(along_q(looped, reward, boot, GAMMA, (0, 3, 8)),
                                along_q(long, reward, boot, GAMMA, (0, 3, 8)), rtol=1e-5, atol=1e-5)
     early = looped.prefix(3)                                    # the cycle found after 5 steps: nothing closed
