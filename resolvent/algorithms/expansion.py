@@ -257,8 +257,12 @@ class Expansion:
         return self.remember(("fold", self.horizon, gamma, tuple(steps), rows.tobytes()), make)
 
     def weigh(self, fold: np.ndarray, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
-        """The rows' sums of their distinct steps' rewards ``values`` (F,) by ``fold`` (J, F): (J, N)."""
-        return np.add.reduceat(fold * values, self.repeats.offsets(rows)[:-1], 1) if len(rows) else fold[:, :0]
+        """The rows' sums of their distinct steps' rewards ``values`` (F,) by ``fold`` (J, F): (J, N),
+        one j at a time (a (J, F) product at once is 4x slower, from memory)."""
+        if not len(rows):
+            return fold[:, :0]
+        at, v = self.repeats.offsets(rows)[:-1], np.asarray(values, np.float64)
+        return np.stack([np.add.reduceat(f * v, at) for f in fold]) if len(fold) else np.zeros((0, len(rows)))
 
     def remember(self, key: tuple, make: Callable):
         """``make()``, kept under ``key`` in ``memo`` (the last ``MEMO`` requests'): reward-free."""
