@@ -26,7 +26,9 @@ Each operator of a policy-scored run also answers by its model-based expansion `
 under pi from the pairs (once per set of points, shared by every reward and operator; measured
 once per K), ``answer_ms`` a new
 reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
-at points already rolled out; ``cycle`` the rollout's tolerance for a point repeating a cycle of
+at points already rolled out (the reward a new member of the family: its family's function
+compiled once, ``transitions.Member``), ``rolled_written_ms`` the same with the reward a plain
+callable, run op by op as written; ``cycle`` the rollout's tolerance for a point repeating a cycle of
 the closed loop without the model (``OneStepConfig.cycle``; ``--cycle 0,1e-4``: a row per value).
 ``METHOD+kauto`` (where the run can choose: an ensemble or its stretches, and two or more
 operators) times the horizon's choice for the reward and the answer at it (``chosen``), at new
@@ -74,6 +76,7 @@ from resolvent.algorithms.expansion import Rollouts, expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 from resolvent.keys import name_id
+from resolvent.transitions import Member
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
             distil=DistilConfig(horizon=2, points=32, rewards=4, steps=10, batch_size=16, n_refs=16),
@@ -93,10 +96,12 @@ def warm_ms(f, repeats: int) -> float:
     return 1e3 * statistics.median(times)
 
 
-def new(reward):
+def new(reward, written: bool = False):
     """The same reward as a new object: an expansion keeps the last reward evaluated along its
-    rollout, so a timing that asks one reward again would skip its evaluation."""
-    return lambda f: reward(f)
+    rollout, so a timing that asks one reward again would skip its evaluation. A family's member
+    is a new member of its family (``transitions.Member``: its family's function compiled once,
+    for every member), or, ``written``, a plain callable a user would write (run op by op)."""
+    return Member(reward.fn, reward.param) if isinstance(reward, Member) and not written else lambda f: reward(f)
 
 
 def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth,
@@ -271,9 +276,11 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                 tail = [(f"{method}+d{cfg.distil.horizon}+k{k}", student)] if student is not None else []
                 for label, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
                     rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)
+                    written_ms = warm_ms(lambda: answer.q_values(new(reward, True), obs, act, horizon=k), args.repeats)
                     q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
                     rows.append({**row, "method": label, "cycle": model.onestep.cycle,
                                  "rollout_ms": rollout_ms[k, cycle], "rolled_ms": rolled_ms,
+                                 "rolled_written_ms": written_ms,
                                  "answer_ms": rollout_ms[k, cycle] + rolled_ms,
                                  "mse": float(np.mean((q - truth) ** 2))})
             for answer in expanding:
@@ -297,7 +304,7 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                  **({"rolled_ratio": round(1e3 * seconds / r["rolled_ms"], 1)} if "rolled_ms" in r else {}),
                  mse=round(r["mse"], 4),
                  **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms",
-                                                "near_ms", "bank_ms") if k in r})
+                                                "near_ms", "bank_ms", "rolled_written_ms") if k in r})
         print(json.dumps(r), flush=True)
 
 

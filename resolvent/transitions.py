@@ -9,11 +9,27 @@ ground-truth rollouts, returns and the TD3 reward wrapper all take their scalars
 """
 from __future__ import annotations
 
-from typing import Mapping
+from dataclasses import dataclass
+from typing import Callable, Mapping
 
+import jax.numpy as jnp
 import numpy as np
 
 CORE_KEYS = ("obs", "action", "next_obs")
+
+
+@dataclass(frozen=True)
+class Member:
+    """One member ``r(. | param)`` of a parametric reward ``fn(param, features) -> (n,)``, called
+    like any reward over the transition quantities. Every member shares ``fn``: where a reward is
+    compiled (``rewards.probes``), ``fn`` is compiled once with the parameter as an argument and
+    serves every member, so a member nobody asked before costs what the compiled reward costs."""
+
+    fn: Callable          # fn(param, features) -> (n,): the family's reward, shared by its members
+    param: float          # this member's parameter
+
+    def __call__(self, features: Mapping) -> jnp.ndarray:
+        return self.fn(jnp.float32(self.param), features)
 
 
 def info_quantities(info: Mapping, per_step: bool = False) -> dict[str, np.ndarray]:

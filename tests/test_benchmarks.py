@@ -72,6 +72,7 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
             near = r.get("near_ms", 0.0)                               # (the bank's: and the nearest bank states)
             assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + near + r["rolled_ms"], abs=3e-3)
             assert r["rolled_ratio"] >= r["ratio"] > 0      # the same FQE time over the reward's part alone
+            assert "+b" in r["method"] or r["rolled_written_ms"] > 0   # and the reward as a plain callable
         bank = next(r for r in results if "+b3" in r["method"])
         assert bank["bank_ms"] > 0 and bank["bank_states"] > 0 and bank["near_ms"] > 0
         for r in (r for r in results if "+kauto" in r["method"]):   # the choice's rollout at new points

@@ -13,7 +13,7 @@ from typing import Callable, Mapping
 import jax
 import jax.numpy as jnp
 
-from resolvent.transitions import CORE_KEYS
+from resolvent.transitions import CORE_KEYS, Member
 
 Features = Mapping[str, jax.Array]
 RewardFn = Callable[[jax.Array, Features], jax.Array]
@@ -64,7 +64,7 @@ class RewardFamily:
         lo, hi = {"train": self.train_range, "test": self.test_range}[split]
         return jax.random.uniform(key, (n,), minval=lo, maxval=hi)
 
-    def reward_callable(self, param: float) -> Callable[[Features], jax.Array]:
-        """The member ``r(. | param)`` as a one-argument callable over features."""
-        p = float(param)
-        return lambda features: self.reward(jnp.float32(p), features)
+    def reward_callable(self, param: float) -> Member:
+        """The member ``r(. | param)`` as a one-argument callable over features (its function
+        shared with the family's other members: compiled once for all of them)."""
+        return Member(self.reward, float(param))

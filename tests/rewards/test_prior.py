@@ -10,6 +10,7 @@ from resolvent.evaluation import mse, r2
 from resolvent.families import get_family
 from resolvent.rewards import PriorConfig, PriorStats, evaluate_reward, generic_rewards, reward_inputs
 from resolvent.rewards import prior as P
+from resolvent.transitions import Member
 from resolvent.rewards import probes
 
 
@@ -190,3 +191,25 @@ def test_a_compiled_reward_is_traced_for_its_reads_once():
     assert len(calls) == 2                   # one trace on two rows for the reads, one compile
     evaluate_reward(reward, {**f, "extra": f["obs"][:, 0]}, "rows", compiled=True)
     assert len(calls) == 3                   # new quantities: read again (same shapes: no compile)
+
+
+def test_a_family_member_is_compiled_once_for_every_member():
+    """Members of one family (``transitions.Member``) share their family's function: from
+    ``MEMBER_ROWS`` rows it is compiled once, the parameter an argument, and every member's values
+    are its own (those of the member as written); below, a member runs as written."""
+    traced = []
+
+    def family(p, g):
+        traced.append(1)
+        return g["obs"][:, 0] * p - g["action"][:, 0] ** 2
+
+    f = features(probes.MEMBER_ROWS)
+    for param in (0.5, -2.0, 3.25):
+        member = Member(family, param)
+        np.testing.assert_allclose(np.asarray(evaluate_reward(member, f, "rows")),
+                                   f["obs"][:, 0] * param - f["action"][:, 0] ** 2, rtol=1e-6)
+    assert len(traced) == 2                  # one trace on two rows for the reads, one compile for all three
+    few = features(8)
+    evaluate_reward(Member(family, 1.0), few, "rows")
+    assert len(traced) == 3                  # below MEMBER_ROWS: as written, no compile
+    assert get_family("pendulum-angle").reward_callable(0.3) == Member(get_family("pendulum-angle").reward, 0.3)
