@@ -51,6 +51,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from tqdm.auto import tqdm
 
@@ -160,8 +161,8 @@ class Expansion:
 
     @property
     def weights(self) -> np.ndarray:
-        """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
-        return member_weights(self.apart[-1], self.keep)
+        """(E, n) w_e: the members' weights per point, >= 0, summing to 1 (kept in ``memo``)."""
+        return self.remember(("weights", self.horizon), lambda: member_weights(self.apart[-1], self.keep))
 
     def member_mean(self, q: np.ndarray) -> np.ndarray:
         """Every member's value at every point (..., E n) -> their mean by ``weights`` (..., n)."""
@@ -231,7 +232,7 @@ class Expansion:
         r = np.empty(len(places), np.float32)
         for lo, per in pieces:
             def chunk(v, at=places[lo:lo + per]):   # (k, E n, ...) -> (per, ...), made when the reward reads it
-                return np.take(v.reshape(-1, *v.shape[2:]), at, 0)
+                return jnp.asarray(np.take(v.reshape(-1, *v.shape[2:]), at, 0))   # kept as JAX's: no copy per reward
             r[lo:lo + per] = np.asarray(jax.device_get(probes.evaluate_reward(
                 reward, probes.Columns(self.steps, chunk, made.setdefault(lo, {})), what,
                 compiled=f >= probes.COMPILE_ROWS, rows=per)))
