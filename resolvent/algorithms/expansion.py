@@ -161,8 +161,8 @@ class Expansion:
 
     @property
     def weights(self) -> np.ndarray:
-        """(E, n) w_e: the members' weights per point, >= 0, summing to 1 (kept in ``memo``)."""
-        return self.remember(("weights", self.horizon), lambda: member_weights(self.apart[-1], self.keep))
+        """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
+        return member_weights(self.apart[-1], self.keep)
 
     def member_mean(self, q: np.ndarray) -> np.ndarray:
         """Every member's value at every point (..., E n) -> their mean by ``weights`` (..., n)."""

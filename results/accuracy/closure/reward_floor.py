@@ -5,14 +5,12 @@ members' distinct steps (F of them) and sums them by their weights; the floor is
 at those F inputs in one call, as written and compiled (warm), and one 256-256 forward pass (a
 Q-network's) at the 1e4 points.
 
-    python results/accuracy/closure/reward_floor.py runs/main-job-16 2>/dev/null
+    python results/accuracy/closure/reward_floor.py runs/main-job-16 2>/dev/null   # from the repository root
 """
 from __future__ import annotations
 
 import dataclasses
-import statistics
 import sys
-import time
 
 import jax
 import jax.numpy as jnp
@@ -21,15 +19,8 @@ import numpy as np
 import resolvent
 from resolvent.experiments.problem import open_run
 
-
-def ms(f, repeats: int = 7) -> float:
-    f()
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(f())
-        times.append(time.perf_counter() - t)
-    return 1e3 * statistics.median(times)
+sys.path.insert(0, "benchmarks")
+from zero_shot import warm_ms  # noqa: E402  (benchmarks/ is not a package)
 
 
 def main() -> None:
@@ -42,14 +33,14 @@ def main() -> None:
         m = resolvent.load(run, f"{method}+k400")
         m = dataclasses.replace(m, params=jax.tree_util.tree_map(lambda a: a[:1], m.params))
         m.q_values(reward, obs, act, horizon=400)                                    # the rollout, once
-        answer = ms(lambda: m.q_values(lambda *a, **k: reward(*a, **k), obs, act, horizon=400))
+        answer = warm_ms(lambda: m.q_values(lambda *a, **k: reward(*a, **k), obs, act, horizon=400), 7)
         ex = m.expansion(obs, act, 400)
         kept = np.flatnonzero(ex.weights.reshape(-1))
         places = ex.repeats.positions(kept, ex.alive.shape[1])                      # (F,)
         inputs = {key: jnp.asarray(v.reshape(-1, *v.shape[2:])[places]) for key, v in ex.steps.items()}
-        written = ms(lambda: reward(inputs))
+        written = warm_ms(lambda: reward(inputs), 7)
         compiled = jax.jit(reward)
-        fused = ms(lambda: compiled(inputs))
+        fused = warm_ms(lambda: compiled(inputs), 7)
         print(f"{method}+k400: a new reward at the rolled points {answer:.1f} ms; its F = {len(places):,} inputs "
               f"({len(places) / len(obs):.0f} a point); the reward alone on them {written:.1f} ms as written, "
               f"{fused:.1f} ms compiled (warm)", flush=True)
@@ -58,7 +49,7 @@ def main() -> None:
                                                                                             (256, 1)])]
     x = jnp.asarray(np.c_[obs, act], jnp.float32)
     net = jax.jit(lambda x: jax.nn.relu(jax.nn.relu(x @ w[0]) @ w[1]) @ w[2])
-    print(f"one 256-256 Q-network's forward pass at the {len(obs):,} points: {ms(lambda: net(x)):.1f} ms")
+    print(f"one 256-256 Q-network's forward pass at the {len(obs):,} points: {warm_ms(lambda: net(x), 7):.1f} ms")
 
 
 if __name__ == "__main__":
