@@ -6,6 +6,7 @@ import pytest
 from resolvent.algorithms import expansion
 from resolvent.algorithms.expansion import (STATES, Repeats, Rollouts, along_q, chunks, expand, expanded_q,
                                             rollout_bytes)
+from resolvent.algorithms.horizon import point_spread
 from resolvent.rewards import probes
 from onestep_models import action_model, drift_model, ensemble, goal_model
 
@@ -541,6 +542,35 @@ def test_a_long_list_of_distinct_steps_goes_to_the_reward_in_chunks_of_powers_of
     distinct = int(looped.repeats.first.sum())
     assert distinct > 8 and len(set(seen)) > 1 and all(size & (size - 1) == 0 and size <= 8 for size in seen)
     assert distinct <= sum(seen) < distinct + 2
+
+
+def test_a_new_reward_asked_as_kauto_asks_remakes_nothing_reward_free(monkeypatch):
+    """kauto's requests along one cycling rollout (the spread at every row for six horizons, then
+    the answer at the kept rows) keep their reward-free parts in the rollout's memo: a second new
+    reward asked the same way makes none of them again (none pushed out by another)."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]], None)._replace(keep=2, cycle=1e-6)
+    looped = expand(model, lambda s: -2.0 * s, OBS, ACT[:, [0, 0]], 30)
+    assert looped.repeats is not None
+    made = []
+    remember = expansion.Expansion.remember
+
+    def counted(self, key, make):
+        made.extend([key[0]] if key not in self.memo else [])
+        return remember(self, key, make)
+
+    monkeypatch.setattr(expansion.Expansion, "remember", counted)
+    boot = lambda s, a: s[None, :, 0]  # noqa: E731
+
+    def ask():
+        reward = lambda f: f["obs"][:, 0] - f["next_obs"][:, 1]  # noqa: E731 - a new reward each time
+        point_spread(looped, reward, (0, 2, 5, 10, 20, 30), GAMMA)
+        return expanded_q(looped.prefix(20), reward, boot, GAMMA)
+
+    first = ask()
+    assert made                                               # the first request makes its parts
+    made.clear()
+    np.testing.assert_array_equal(ask(), first)
+    assert made == []
 
 
 @pytest.mark.parametrize("terminated", [None, 0.2])
