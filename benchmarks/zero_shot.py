@@ -135,7 +135,7 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
     t0 = time.perf_counter()
     model.bank = Bank(bank_cfg, starts).build(model.onestep, model.target_policy)
     bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
-    until = model.bank.until if bank_cfg.reach else None
+    until = model.bank.until(model.gamma) if bank_cfg.reach else None
     for k in horizons:
         ex = model.expansion(obs, act, k)
         s_k = ex.obs[np.flatnonzero(ex.weights.reshape(-1))]      # (m n, ds): the kept members', where the bank answers
@@ -145,7 +145,8 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
         near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
         rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
         q = model.q_values(reward, gt.obs0, gt.action0, horizon=k)
-        rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "reach": bank_cfg.reach, "bank_ms": bank_ms,
+        rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "reach": bank_cfg.reach,
+                     "agree": bank_cfg.agree, "bank_ms": bank_ms,
                      "bank_states": len(model.bank), "rollout_ms": rolled, "steps_mean": round(float(ends.mean()), 2),
                      "near_ms": near_ms, "rolled_ms": rolled_ms, "answer_ms": rolled + near_ms + rolled_ms,
                      "mse": float(np.mean((q - truth) ** 2))})
@@ -201,6 +202,8 @@ def main() -> None:
                     help="P, the states a bank rolls out from (default: the run's bank.points; 0: none)")
     ap.add_argument("--reach", default="",
                     help="the bank's reach (BankConfig.reach), comma-separated: a row per value (default: the run's)")
+    ap.add_argument("--agree", type=float, default=None,
+                    help="the bank's futures' agreement (BankConfig.agree; default: the run's)")
     ap.add_argument("--cycle", default="",
                     help="the expansions' rollout cycle tolerance (OneStepConfig.cycle), comma-separated: a row per "
                          "value (default: the run's one-step model's)")
@@ -245,6 +248,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     cycles = [float(c) for c in args.cycle.split(",")] if args.cycle else [None]   # None: the run's model's own
     bank_cfg = (dataclasses.replace(cfg.bank, points=args.bank) if args.bank
                 else cfg.bank.resolve(cfg.auto, len(p.features["obs"])))       # the run's own (auto: 2048 states)
+    if args.agree is not None:
+        bank_cfg = dataclasses.replace(bank_cfg, agree=args.agree)
     rows, rollout_ms, done = [], {}, 0   # rollout_ms per (k, cycle): the run's one-step model and pi, any operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))

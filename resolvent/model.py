@@ -301,7 +301,7 @@ class OperatorModel:
         after the k steps asked (None)."""
         if self.bank is None or not self.bank.cfg.reach:
             return None
-        return self.bank.build(self.onestep, self.target_policy).until
+        return self.bank.build(self.onestep, self.target_policy).until(self.gamma)
 
     def _check_rollout(self) -> None:
         """One clear error for a model that cannot roll its one-step model out under pi."""

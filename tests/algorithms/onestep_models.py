@@ -57,3 +57,17 @@ def action_model(offsets, terminated: float | None = None) -> OneStepModel:
              {"kernel": np.repeat(kernel[None], e, 0), "bias": bias})
     return OneStepModel({"params": {"Dense_0": layer}}, np.zeros(2 * ds, np.float32), np.ones(2 * ds, np.float32),
                         y_mean, np.ones(dy, np.float32), keys, ())
+
+
+def split_model(dx: float = 0.1) -> OneStepModel:
+    """A closed loop that splits at y = 0: next_obs = (x + dx, 2 y) for obs (x, y), whatever the
+    action (one ReLU unit for y > 0, one for y < 0): states a little either side of y = 0 stay
+    close for a few steps, then go opposite ways; y = 0 itself stays there."""
+    base = drift_model(np.array([dx, 0.0], np.float32))
+    kernel0 = np.zeros((3, 4), np.float32)
+    kernel0[1, 0], kernel0[1, 1] = 1.0, -1.0                                    # relu(y), relu(-y)
+    kernel1 = np.zeros((4, 2), np.float32)
+    kernel1[0, 1], kernel1[1, 1] = 1.0, -1.0                                    # y = relu(y) - relu(-y)
+    params = {"params": {"Dense_0": {"kernel": kernel0, "bias": np.zeros(4, np.float32)},
+                         "Dense_1": {"kernel": kernel1, "bias": np.zeros(2, np.float32)}}}
+    return base._replace(params=params)

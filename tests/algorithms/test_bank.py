@@ -1,9 +1,11 @@
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts, episode_starts
 from resolvent.algorithms.expansion import expand, expanded_q
-from onestep_models import drift_model, goal_model
+from onestep_models import drift_model, goal_model, split_model
 
 
 def episodes(lengths: list[int], ds: int = 2, seed: int = 0) -> dict:
@@ -52,6 +54,7 @@ def test_the_default_bank_is_made_under_auto_only():
                                       (dict(eps=-0.1), "eps must be >= 0"),
                                       (dict(reach=-1.0), "reach must be >= 0"),
                                       (dict(least=0), "least must be >= 1"),
+                                      (dict(agree=-0.1), "agree must be >= 0"),
                                       (dict(actions=-1.0), "actions must be >= 0")])
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
@@ -128,7 +131,7 @@ def test_a_point_stops_rolling_where_the_bank_reaches_it():
     assert len(bank) == 20 and bank.step == pytest.approx(0.1)
     obs = np.array([[-0.3, 0.0], [0.5, 0.0], [0.05, 1.0]], np.float32)
     act = np.zeros((3, 1), np.float32)
-    ex = expand(model, pi0, obs, act, 10, bank.until)
+    ex = expand(model, pi0, obs, act, 10, bank.until(0.9))
     np.testing.assert_array_equal(ex.ends, [4, 2, 10])
     height = lambda f: f["obs"][:, 0] + f["obs"][:, 1]  # noqa: E731
     g = lambda s, a: np.stack([np.zeros(len(s)), np.ones(len(s))])  # noqa: E731 - two seeds: G = 0, G = 1
@@ -139,3 +142,35 @@ def test_a_point_stops_rolling_where_the_bank_reaches_it():
     c = lambda f: np.full(len(f["obs"]), 3.0)  # noqa: E731
     exact = lambda s, a: np.full((1, len(s)), 30.0)  # noqa: E731 - G[c] = c / (1 - gamma)
     np.testing.assert_allclose(expanded_q(ex, c, bank.tail(c, exact, 0.9), 0.9), 30.0, rtol=1e-6)
+
+
+def test_a_point_does_not_stop_where_its_nearest_bank_states_go_different_ways():
+    """agree: the closed loop (x, y) -> (x + 0.1, 2 y) splits at y = 0. The bank rolls out from
+    (0, +-0.001): its states (0.1 t, +-0.001 2^t) lie a hundredth of a step apart for the first
+    steps, then part. A point on y = 0 stays there (|y| pays nothing along its own rollout), and
+    its two nearest bank states are one of each side: stopped there at step 2 (agree 0) it answers
+    by their mean, |y| paid on both sides after 2 steps; with their futures compared it rolls all
+    k = 10 steps, |y| = 0 along them, and answers as it does without a stop rule. The futures are
+    the discounted mean states ahead, as written."""
+    model, pi0 = split_model(), lambda s: np.zeros((len(s), 1), np.float32)
+    cfg = BankConfig(points=2, horizon=20, steps=8, neighbours=2, eps=0.0, reach=0.5, least=2)
+    starts = np.array([[0.0, 0.001], [0.0, -0.001]], np.float32)
+    obs, act = np.array([[0.2, 0.0]], np.float32), np.zeros((1, 1), np.float32)
+    size = lambda f: np.abs(f["obs"][:, 1])  # noqa: E731 - |y|
+    nothing = lambda s, a: np.zeros((1, len(s)))  # noqa: E731 - the operator's tail: G[|y|] = 0 on y = 0
+    answers = {}
+    for agree in (0.0, 0.03):
+        bank = Bank(replace(cfg, agree=agree), starts).build(model, pi0)
+        ex = expand(model, pi0, obs, act, 10, bank.until(0.9))
+        answers[agree] = (int(ex.ends[0]), float(expanded_q(ex, size, bank.tail(size, nothing, 0.9), 0.9)[0, 0]))
+    bank = Bank(cfg, starts).build(model, pi0)
+    every = expanded_q(expand(model, pi0, obs, act, 10), size, bank.tail(size, nothing, 0.9), 0.9)[0, 0]
+    assert answers[0.0][0] == 2 and answers[0.0][1] > 0.1                             # the mean over both sides
+    assert answers[0.03][0] == 10 and answers[0.03][1] == pytest.approx(every, rel=1e-6)
+    f = bank.futures(0.9).reshape(cfg.steps, 2, 2)                                    # (T, m P, ds)
+    y = 0.001 * 2.0 ** np.arange(1, 20)                                               # the + side's y_1..y_19
+    for t in (1, 4, 8):
+        w = 0.9 ** np.arange(20 - t)
+        np.testing.assert_allclose(f[t - 1, 0, 1], (w * y[t - 1:]).sum() / w.sum(), rtol=1e-5)
+        np.testing.assert_allclose(f[t - 1, 1, 1], -f[t - 1, 0, 1], rtol=1e-6)
+    assert bank.until(0.9) is bank.until(0.9)                     # one rule: the rollouts cache reads it

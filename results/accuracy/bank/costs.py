@@ -75,8 +75,8 @@ def main() -> None:
         for reach in (float(r) for r in args.reach.split(",") if r):
             bank.cfg, tag = dataclasses.replace(bcfg, reach=reach), f"reach{reach:g}"
             out[f"{tag}_rollout_ms_k{k}"] = round(warm_ms(lambda: expand(p.pi.model, p.source.policy, obs, act, k,
-                                                                           bank.until), args.repeats), 1)
-            ex = expand(p.pi.model, p.source.policy, obs, act, k, bank.until)
+                                                                           bank.until(cfg.gamma)), args.repeats), 1)
+            ex = expand(p.pi.model, p.source.policy, obs, act, k, bank.until(cfg.gamma))
             out[f"{tag}_steps_k{k}"] = round(float(ex.ends.mean()), 2)
             out[f"{tag}_near_ms_k{k}"] = round(warm_ms(lambda: bank.neighbours_of(ex.obs), args.repeats), 1)
         bank.cfg = bcfg
