@@ -72,7 +72,8 @@ MEMO = 8                  # the reward-free quantities of this many requests kep
 
 @dataclass(frozen=True)
 class Repeats:
-    """Where a rollout repeats a cycle of the closed loop (``rollout``'s ``cycle``): every quantity
+    """Where a rollout repeats a cycle of the closed loop (``rollout``'s ``cycle``), or a point that
+    stopped at its own step k_i (``until``) its frozen step (from k_i + 1, period 1): every quantity
     of row j's step u >= first[j] is step u - period[j]'s, to the bit, so a reward's values along
     the row are copies of those at its first[j] distinct steps. A row's distinct steps are listed
     row after row (``offsets``, ``positions``); ``source`` says where each step's value is."""
@@ -244,10 +245,13 @@ class Expansion:
     def fold(self, gamma: float, steps, rows: np.ndarray) -> np.ndarray:
         """(J, F) the weight of each distinct step's reward of the rows ``rows`` in ``sums_at``'s
         sum over the first j steps, for each j of ``steps``: gamma^u c_u summed over the steps u < j
-        that are (copies of) it. Depends on the rollout alone: kept per request, for its prefixes too."""
+        that are (copies of) it, and below each row's own k_i where the points stopped at their own
+        steps (``ends``). Depends on the rollout alone: kept per request, for its prefixes too."""
         def make() -> np.ndarray:
             k = self.horizon
             w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
+            if self.ends is not None:                                                   # a row's own k_i steps only
+                w = w * (np.arange(k)[:, None] < np.tile(self.ends, len(self.apart[0]))[rows])
             src = self.repeats.source(k, rows)                                          # (k, N)
             f = self.repeats.offsets(rows)[-1]
             sums, lo, acc = {0: np.zeros(f)}, 0, np.zeros(f)
@@ -341,7 +345,9 @@ class Expansion:
         list of distinct steps (N, P)."""
         k, n = self.horizon, len(rows)
         d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
-        closed = d[:, 0] < k
+        closed = d[:, 0] < k                                   # a stopped point's rows repeat its frozen step: not closed
+        if self.ends is not None:
+            closed &= np.tile(self.ends, len(self.apart[0]))[rows] >= k
         i = np.arange(CYCLE_PERIOD)                                                     # (P,)
         src = d - p + (k + i - d) % p                                                   # (N, P) the steps copied
         phase = i < p                                                                   # (N, P) within one cycle
@@ -403,7 +409,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
 
     ``until``: each point's own last step k_i <= k (``Expansion.ends``): the rule it makes for this
     rollout is asked after every step of the points still rolling; a point that stops is frozen at
-    (s_{k_i}, pi(s_{k_i})) in the later rows (its other quantities 0 there, read by no answer), and
+    (s_{k_i}, pi(s_{k_i})) in the later rows (its other quantities 0 there, read by no answer;
+    ``Repeats`` says they copy step k_i, so an answer evaluates the reward at k_i + 1 steps), and
     the model steps only the points still rolling, padded to a power of two of at least
     ``FEWEST_ROWS`` (or all n: one compilation per size).
 
@@ -479,7 +486,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         if stops is not None and len(live):
             stop = np.asarray(stops(t, states[t].reshape(e, n, -1)[:, live].reshape(e * len(live), -1),
                                     member_weights(apart[t][:, live], model.keep), live), bool)   # (n',)
-            ends[live[stop]], live = t, live[~stop]
+            ends[live[stop]], since[live[stop]] = t, min(t + 1, horizon)   # frozen: x_u = x_t from u = t + 1
+            live = live[~stop]
         if not len(live) and not np.any(period):                                       # every point stopped
             states[t + 1:], alive[t + 1:], apart[t + 1:] = s, alive[t], apart[t]
             for key in steps:
@@ -595,7 +603,7 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
     end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
-    if expansion.repeats is not None and expansion.ends is None and k:   # the distinct steps' rewards alone
+    if expansion.repeats is not None and k:              # the distinct steps' rewards alone, each row's first k_i
         closed, weight = expansion.settled(gamma, kept)                                # (m n,) (F,)
         paid = expansion.weigh(weight[None], expansion.distinct_rewards(reward, "model rollout", kept), kept)[0]
     else:

@@ -133,6 +133,7 @@ def test_a_point_stops_rolling_where_the_bank_reaches_it():
     act = np.zeros((3, 1), np.float32)
     ex = expand(model, pi0, obs, act, 10, bank.until(0.9))
     np.testing.assert_array_equal(ex.ends, [4, 2, 10])
+    np.testing.assert_array_equal(ex.repeats.first, [5, 3, 10])     # a stopped point's later steps copy its k_i-th
     height = lambda f: f["obs"][:, 0] + f["obs"][:, 1]  # noqa: E731
     g = lambda s, a: np.stack([np.zeros(len(s)), np.ones(len(s))])  # noqa: E731 - two seeds: G = 0, G = 1
     q = expanded_q(ex, height, bank.tail(height, g, 0.9), 0.9)                       # (2, 3)
