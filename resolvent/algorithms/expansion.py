@@ -345,7 +345,7 @@ class Expansion:
         list of distinct steps (N, P)."""
         k, n = self.horizon, len(rows)
         d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
-        closed = d[:, 0] < k                                   # a stopped point's rows repeat its frozen step: not closed
+        closed = d[:, 0] < k                             # a stopped point repeats its frozen step: not closed
         if self.ends is not None:
             closed &= np.tile(self.ends, len(self.apart[0]))[rows] >= k
         i = np.arange(CYCLE_PERIOD)                                                     # (P,)
