@@ -488,10 +488,15 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
                                     member_weights(apart[t][:, live], model.keep), live), bool)   # (n',)
             ends[live[stop]], since[live[stop]] = t, min(t + 1, horizon)   # frozen: x_u = x_t from u = t + 1
             live = live[~stop]
-        if not len(live) and not np.any(period):                                       # every point stopped
-            states[t + 1:], alive[t + 1:], apart[t + 1:] = s, alive[t], apart[t]
+        if not len(live) and t < horizon:               # every point stopped or in its cycle: no more model steps
+            states[t + 1:], alive[t + 1:], apart[t + 1:] = s, alive[t], apart[t]      # the stopped: frozen, at once
             for key in steps:
                 steps[key][t:] = a if key == "action" else 0
+            cyc = np.flatnonzero(period)                                               # (n_c,) those in a cycle
+            rows = slice(None) if len(cyc) == n else (np.arange(e)[:, None] * n + cyc).reshape(-1)   # (E n_c,)
+            for u in range(t + 1, horizon + 1) if len(cyc) else ():                    # their rows, step by step
+                repeat_cycles(u, period, steps, s, a, states, alive, apart)
+                states[u, rows] = s[rows]
             break
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
