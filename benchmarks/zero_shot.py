@@ -202,8 +202,9 @@ def main() -> None:
                     help="P, the states a bank rolls out from (default: the run's bank.points; 0: none)")
     ap.add_argument("--reach", default="",
                     help="the bank's reach (BankConfig.reach), comma-separated: a row per value (default: the run's)")
-    ap.add_argument("--agree", type=float, default=None,
-                    help="the bank's futures' agreement (BankConfig.agree; default: the run's)")
+    ap.add_argument("--agree", default="",
+                    help="the bank's futures' agreement (BankConfig.agree), comma-separated: a row per value "
+                         "(default: the run's)")
     ap.add_argument("--cycle", default="",
                     help="the expansions' rollout cycle tolerance (OneStepConfig.cycle), comma-separated: a row per "
                          "value (default: the run's one-step model's)")
@@ -248,8 +249,6 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     cycles = [float(c) for c in args.cycle.split(",")] if args.cycle else [None]   # None: the run's model's own
     bank_cfg = (dataclasses.replace(cfg.bank, points=args.bank) if args.bank
                 else cfg.bank.resolve(cfg.auto, len(p.features["obs"])))       # the run's own (auto: 2048 states)
-    if args.agree is not None:
-        bank_cfg = dataclasses.replace(bank_cfg, agree=args.agree)
     rows, rollout_ms, done = [], {}, 0   # rollout_ms per (k, cycle): the run's one-step model and pi, any operator
     for method in methods:
         model = seed0(resolvent.load(run_dir, method))
@@ -292,9 +291,11 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                 answer.onestep = own
         if horizons and model.onestep is not None and bank_cfg.points and model.scored_under_policy:
             starts = bank_starts(p.features, bank_cfg, name_id(f"{cfg.seed}-bank"))   # the run's own (evaluate's)
+            agrees = [float(a) for a in args.agree.split(",")] if args.agree else [bank_cfg.agree]
             for reach in (float(r) for r in args.reach.split(",")) if args.reach else (bank_cfg.reach,):
-                rows += bank_rows(model, method, dataclasses.replace(bank_cfg, reach=reach), starts, row, horizons,
-                                  rollout_ms, reward, obs, act, gt, truth, args.repeats)
+                for agree in agrees:
+                    rows += bank_rows(model, method, dataclasses.replace(bank_cfg, reach=reach, agree=agree), starts,
+                                      row, horizons, rollout_ms, reward, obs, act, gt, truth, args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
             rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
         for r in rows[done:]:   # what is measured so far, before FQE's training (stdout has the final lines)

@@ -20,7 +20,7 @@ TRUST_RUN = BENCHMARKS.parent / "results" / "trust" / "pendulum-angle-expert"
 RUNS = {
     "throughput.py": (["--tiny", "--methods", "attention"], {"method", "steps_per_s"}),
     "control_throughput.py": (["--tiny"], {"steps_per_s", "seeds"}),
-    "zero_shot.py": (["--tiny", "--methods", "favor,sf", "--bank", "64", "--agree", "0.03", "--cycle", "0,1e-4"],
+    "zero_shot.py": (["--tiny", "--methods", "favor,sf", "--bank", "64", "--agree", "0,0.03", "--cycle", "0,1e-4"],
                      {"method", "answer_ms", "encode_ms", "forward_ms", "ratio"}),
     "ablation.py": (["--tiny", '{"m": 8}'], {"variant", "method", "test_mse", "test_r2"}),
     "expansion.py": (["--tiny", "--onestep-steps", "30"],
