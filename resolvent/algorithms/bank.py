@@ -57,8 +57,8 @@ different ways, and a point's members may too: a point stopped there answers by 
 within ``agree`` of their mean; a point that fails is not looked at again before twice the step.
 F depends on the bank alone, so the stop rule stays reward-free. Measured there
 (``results/accuracy/bank/agree/``): agree 0.03 takes the bank's test MSE 0.26 -> 0.049 (G_400
-0.047), 6.7 -> 10 model steps a point on average; 1e4 new points answered in 1.4-1.7 s where
-G_400 takes 4.7 s. On HalfCheetah-Vel expert no point's futures agree within 0.03 (17
+0.047), 6.7 -> 10 model steps a point on average; 1e4 new points answered in 0.9-1.1 s where
+G_400 takes 4.2 s. On HalfCheetah-Vel expert no point's futures agree within 0.03 (17
 dimensions, a gait's), so every point rolls its k steps, answers unchanged: off by default.
 
 Measured (``results/accuracy/bank/``; P = 2048, T = 100, 8 neighbours): on Pendulum-Angle expert
