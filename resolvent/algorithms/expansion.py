@@ -251,7 +251,7 @@ class Expansion:
             k = self.horizon
             w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
             if self.ends is not None:                                                   # a row's own k_i steps only
-                w = w * (np.arange(k)[:, None] < np.tile(self.ends, len(self.apart[0]))[rows])
+                w = w * (np.arange(k)[:, None] < np.tile(self.ends, self.apart.shape[1])[rows])
             src = self.repeats.source(k, rows)                                          # (k, N)
             f = self.repeats.offsets(rows)[-1]
             sums, lo, acc = {0: np.zeros(f)}, 0, np.zeros(f)
@@ -347,7 +347,7 @@ class Expansion:
         d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
         closed = d[:, 0] < k                             # a stopped point repeats its frozen step: not closed
         if self.ends is not None:
-            closed &= np.tile(self.ends, len(self.apart[0]))[rows] >= k
+            closed &= np.tile(self.ends, self.apart.shape[1])[rows] >= k
         i = np.arange(CYCLE_PERIOD)                                                     # (P,)
         src = d - p + (k + i - d) % p                                                   # (N, P) the steps copied
         phase = i < p                                                                   # (N, P) within one cycle
