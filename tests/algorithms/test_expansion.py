@@ -453,6 +453,32 @@ def test_a_point_in_a_cycle_repeats_it_without_the_model(monkeypatch, terminated
                                rtol=1e-6, atol=1e-6)
 
 
+def test_points_in_their_cycles_beside_a_stopped_one_answer_as_their_own_rollouts(monkeypatch):
+    """Points 0 and 2 enter their 2-cycles (found at step 5), point 1 stops at step 3 (``until``):
+    from step 5 no point rolls, the model steps no more, the stopped point's rows stay frozen and
+    the cycling ones repeat their cycle to step 30; every answer is that point's own rollout's
+    without the cycle (30 steps, or 3 for the stopped one), and the stopped point's reward is
+    evaluated at its 4 steps alone."""
+    model = action_model([[0.0, 0.0], [0.1, -0.1], [0.5, 0.3]])._replace(keep=2, close=False)
+    twice = lambda s: -2.0 * s  # noqa: E731
+    at_three = lambda n, e: lambda t, s, w, live: (live == 1) & (t >= 3)  # noqa: E731
+    rows = counted_steps(monkeypatch)
+    ex = expand(model._replace(cycle=1e-6), twice, OBS, ACT[:, [0, 0]], 30, at_three)
+    assert list(ex.ends) == [30, 3, 30] and len(rows) == 5
+    np.testing.assert_array_equal(ex.repeats.first.reshape(3, 3)[:, 1], [4, 4, 4])   # point 1: x_4 on copy x_3
+    frozen = np.arange(3) * 3 + 1                                                       # point 1's rows
+    np.testing.assert_array_equal(ex.steps["obs"][3:, frozen], np.broadcast_to(ex.obs[frozen], (27, 3, 2)))
+    boot = lambda s, a: s[None, :, 0] - a[None, :, 1]  # noqa: E731
+    q = expanded_q(ex, height, boot, GAMMA)
+    for i, k in enumerate(ex.ends):
+        alone = expand(model._replace(cycle=0.0), twice, OBS[i:i + 1], ACT[i:i + 1][:, [0, 0]], int(k))
+        np.testing.assert_allclose(q[:, i], expanded_q(alone, height, boot, GAMMA)[:, 0], rtol=1e-6, atol=1e-6)
+        if k == 30:
+            mine = np.arange(3) * 3 + i
+            np.testing.assert_allclose(ex.steps["obs"][:, mine], alone.steps["obs"], atol=1e-6)
+            np.testing.assert_allclose(ex.apart[:, :, i], alone.apart[:, :, 0], rtol=1e-6)
+
+
 def test_a_repeated_step_takes_the_value_of_the_step_it_copies():
     """Two rows: the first repeats a 2-cycle from step 3, the second a fixed point from step 4."""
     rep = Repeats(np.array([3, 4]), np.array([2, 1]))
