@@ -161,6 +161,13 @@ class Expansion:
         return len(self.alive) - 1
 
     @property
+    def row_ends(self) -> np.ndarray:
+        """(E n,) each row's own last step k_i (``ends``, every member of a point alike; k where none)."""
+        if self.ends is None:
+            return np.full(self.alive.shape[1], self.horizon)
+        return np.tile(self.ends, self.apart.shape[1])
+
+    @property
     def weights(self) -> np.ndarray:
         """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
         return member_weights(self.apart[-1], self.keep)
@@ -251,7 +258,7 @@ class Expansion:
             k = self.horizon
             w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
             if self.ends is not None:                                                   # a row's own k_i steps only
-                w = w * (np.arange(k)[:, None] < np.tile(self.ends, self.apart.shape[1])[rows])
+                w = w * (np.arange(k)[:, None] < self.row_ends[rows])
             src = self.repeats.source(k, rows)                                          # (k, N)
             f = self.repeats.offsets(rows)[-1]
             sums, lo, acc = {0: np.zeros(f)}, 0, np.zeros(f)
@@ -345,9 +352,7 @@ class Expansion:
         list of distinct steps (N, P)."""
         k, n = self.horizon, len(rows)
         d, p = self.repeats.first[rows][:, None], self.repeats.period[rows][:, None]   # (N, 1)
-        closed = d[:, 0] < k                             # a stopped point repeats its frozen step: not closed
-        if self.ends is not None:
-            closed &= np.tile(self.ends, self.apart.shape[1])[rows] >= k
+        closed = (d[:, 0] < k) & (self.row_ends[rows] >= k)   # a stopped point repeats its frozen step: not closed
         i = np.arange(CYCLE_PERIOD)                                                     # (P,)
         src = d - p + (k + i - d) % p                                                   # (N, P) the steps copied
         phase = i < p                                                                   # (N, P) within one cycle
@@ -493,10 +498,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             for key in steps:
                 steps[key][t:] = a if key == "action" else 0
             cyc = np.flatnonzero(period)                                               # (n_c,) those in a cycle
-            rows = slice(None) if len(cyc) == n else (np.arange(e)[:, None] * n + cyc).reshape(-1)   # (E n_c,)
+            cycling = slice(None) if len(cyc) == n else (np.arange(e)[:, None] * n + cyc).reshape(-1)   # (E n_c,)
             for u in range(t + 1, horizon + 1) if len(cyc) else ():                    # their rows, step by step
                 repeat_cycles(u, period, steps, s, a, states, alive, apart)
-                states[u, rows] = s[rows]
+                states[u, cycling] = s[cycling]
             break
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
@@ -607,7 +612,7 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     for the answer's leading axes alone."""
     k, w = expansion.horizon, expansion.weights                                        # (E, n)
     kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
-    end = np.full(len(kept), k) if expansion.ends is None else np.tile(expansion.ends, len(w))[kept]   # (m n,)
+    end = expansion.row_ends[kept]                                                     # (m n,)
     if expansion.repeats is not None and k:              # the distinct steps' rewards alone, each row's first k_i
         closed, weight = expansion.settled(gamma, kept)                                # (m n,) (F,)
         paid = expansion.weigh(weight[None], expansion.distinct_rewards(reward, "model rollout", kept), kept)[0]

@@ -16,7 +16,6 @@ import sys
 import time
 from pathlib import Path
 
-
 from resolvent.algorithms.bank import Bank, bank_starts
 from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import horizon_answers
