@@ -446,47 +446,58 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     period = np.zeros(n, int)                                          # (n,) p of a point repeating its cycle (0: none)
     since = np.full(n, horizon)            # (n,) the step from which a point's every quantity repeats its cycle's
     held = np.zeros((CYCLE_PERIOD + 1, n), int)     # (P + 1, n) steps running a point came back to its state p before
+    scaled = np.empty((CYCLE_PERIOD + 1, *s.shape), np.float32)   # the last P + 1 steps' s_t / sigma, by t mod (P + 1)
+    scaled[0] = s / scale
+    groups: list[Group] = []              # the points in a cycle, by its length (``cycle_groups``)
+    repeated = groups                     # those repeated at the last step
     stops = None if until is None else until(n, e)
     bar = tqdm(range(1, horizon + 1), desc="model rollout", unit="step", leave=False,
                disable=horizon * len(s) < PROGRESS_ROWS)
     for t in bar:
         alive[t], apart[t] = alive[t - 1], apart[t - 1]       # the rolling points' below, the others' as they stand
-        if len(live) or t == 1:
-            size = min(n, max(FEWEST_ROWS, 1 << max(len(live) - 1, 0).bit_length()))   # a power of two
-            pad = live if len(live) == n else np.r_[live, np.full(size - len(live), live[0])]   # (b,) padded
-            rows = (np.arange(e)[:, None] * n + pad).reshape(-1)                       # (E b,) member-major
-            real = (np.arange(e)[:, None] * n + live).reshape(-1)                      # (E n',)
-            got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)   # real rows within the padded
-            x = {k: np.asarray(v)[got] for k, v in rollout_step(model, s[rows], a[rows]).items()}
-            if t == 1:
-                steps = {key: np.zeros((horizon, len(s), *v.shape[1:]), v.dtype) for key, v in x.items()
-                         if key not in STATES}
-            for key in steps:         # the action every point's: the rolling ones' own, the frozen ones' pi(s_k_i)
-                if key == "action":
-                    steps[key][t - 1] = a
-                else:
-                    steps[key][t - 1, real] = x[key]
-            term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
-            alive[t, real] *= 1.0 - term
-            nxt = x["next_obs"].astype(np.float32)
-            if model.low is not None:
-                nxt = np.clip(nxt, model.low, model.high)
-            s[real] = nxt
-            acts = np.asarray(actor(t, s[rows]), np.float32).reshape(len(rows), -1)[got]
-            if not np.all(np.isfinite(acts)):
-                raise ValueError("the target policy returned a non-finite action on the model's rollout")
-            a[real] = acts
-            z = (nxt / scale).reshape(e, len(live), -1)                                 # (E, n', ds)
-            near = np.zeros((e, e, len(live)), z.dtype)      # ||(s^e_t - s^e'_t) / sigma||, each pair computed once
-            near[pairs] = near[pairs[::-1]] = np.sqrt(((z[pairs[0]] - z[pairs[1]]) ** 2).sum(-1))
-            apart[t][:, live] += near.sum(1)                                            # (E, n')
+        if len(live) == n:                                 # every point rolling: whole arrays, no gathers
+            rows = real = got = pts = slice(None)
         else:
-            steps["action"][t - 1] = a
-        repeat_cycles(t, period, steps, s, a, states, alive, apart)
+            size = min(n, max(FEWEST_ROWS, 1 << max(len(live) - 1, 0).bit_length()))   # a power of two
+            pad = np.r_[live, np.full(size - len(live), live[0])]                  # (b,) padded
+            rows = (np.arange(e)[:, None] * n + pad).reshape(-1)                   # (E b,) member-major
+            real = (np.arange(e)[:, None] * n + live).reshape(-1)                  # (E n',)
+            got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)   # real rows of the padded
+            pts = live
+        x = {k: np.asarray(v)[got] for k, v in rollout_step(model, s[rows], a[rows]).items()}
+        if t == 1:
+            steps = {key: np.zeros((horizon, len(s), *v.shape[1:]), v.dtype) for key, v in x.items()
+                     if key not in STATES}
+        for key in steps:         # the action every point's: the rolling ones' own, the frozen ones' pi(s_k_i)
+            if key == "action":
+                steps[key][t - 1] = a
+            else:
+                steps[key][t - 1, real] = x[key]
+        term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
+        alive[t, real] *= 1.0 - term
+        nxt = x["next_obs"].astype(np.float32)
+        if model.low is not None:
+            nxt = np.clip(nxt, model.low, model.high)
+        s[real] = nxt
+        acts = np.asarray(actor(t, s[rows]), np.float32)
+        acts = acts.reshape(len(acts), -1)[got]
+        if not np.all(np.isfinite(acts)):
+            raise ValueError("the target policy returned a non-finite action on the model's rollout")
+        a[real] = acts
+        z = (nxt / scale).reshape(e, len(live), -1)                                 # (E, n', ds)
+        near = np.zeros((e, e, len(live)), z.dtype)      # ||(s^e_t - s^e'_t) / sigma||, each pair computed once
+        near[pairs] = near[pairs[::-1]] = np.sqrt(((z[pairs[0]] - z[pairs[1]]) ** 2).sum(-1))
+        apart[t][:, pts] += near.sum(1)                                             # (E, n')
         states[t] = s
+        repeat_cycles(t, groups, steps, states, alive, apart)
+        repeated = groups
         if cycle and len(live):
-            period[live] = cycles(t, states, live, e, scale, cycle, held)
-            since[live[period[live] > 0]] = min(t + 1, horizon)        # x_{t+1} on: copies (x_t's own s_t stays)
+            scaled[t % len(scaled)] = states[t] / scale
+            period[live] = cycles(t, scaled, live, e, cycle, held)
+            entered = live[period[live] > 0]
+            if len(entered):
+                since[entered] = min(t + 1, horizon)                   # x_{t+1} on: copies (x_t's own s_t stays)
+                groups = cycle_groups(period, e)
             live = live[period[live] == 0]
         if stops is not None and len(live):
             stop = np.asarray(stops(t, states[t].reshape(e, n, -1)[:, live].reshape(e * len(live), -1),
@@ -497,12 +508,11 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             states[t + 1:], alive[t + 1:], apart[t + 1:] = s, alive[t], apart[t]      # the stopped: frozen, at once
             for key in steps:
                 steps[key][t:] = a if key == "action" else 0
-            cyc = np.flatnonzero(period)                                               # (n_c,) those in a cycle
-            cycling = slice(None) if len(cyc) == n else (np.arange(e)[:, None] * n + cyc).reshape(-1)   # (E n_c,)
-            for u in range(t + 1, horizon + 1) if len(cyc) else ():                    # their rows, step by step
-                repeat_cycles(u, period, steps, s, a, states, alive, apart)
-                states[u, cycling] = s[cycling]
+            fill_cycles(t, groups, steps, states, alive, apart)                        # the cycling: at once
+            repeated = groups
             break
+    for p, _, rows in repeated:             # where the cycling points stand after step k: s_k, pi(s_k)
+        s[rows], a[rows] = states[horizon, rows], steps["action"][horizon - p, rows]
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
     repeats = Repeats(np.tile(since, e), np.tile(np.maximum(period, 1), e)).prefix(horizon)   # None: no cycle
@@ -515,38 +525,66 @@ FEWEST_ROWS = 256  # the fewest points a model step of a rollout is padded to: a
 #                   rollout's tail against a compilation for every smaller power of two
 
 
-def cycles(t: int, states: np.ndarray, live: np.ndarray, e: int, scale: np.ndarray, tol: float,
-           held: np.ndarray) -> np.ndarray:
+def cycles(t: int, scaled: np.ndarray, live: np.ndarray, e: int, tol: float, held: np.ndarray) -> np.ndarray:
     """(n',) p, the shortest cycle each rolling point ``live`` is in after step t (0: none): every
-    member's state has come back within ``tol`` (over ``scale``) of its state p steps before at
-    each of the last p + 1 steps. ``held`` (P + 1, n): those step counts, updated here."""
-    n = states.shape[1] // e
+    member's state has come back within ``tol`` (over the data's scale) of its state p steps before
+    at each of the last p + 1 steps. ``scaled`` (P + 1, E n, ds): the last P + 1 steps' s_t / sigma,
+    step t's at t mod (P + 1); ``held`` (P + 1, n): those step counts, updated here."""
+    n, every, q = scaled.shape[1] // e, len(live) == held.shape[1], min(CYCLE_PERIOD, t)
+    pts = slice(None) if every else live                                                # no gather where all roll
+    ring = scaled.reshape(len(scaled), e, n, -1)[:, :, pts]                            # (P + 1, E, n', ds)
+    back = (t - np.arange(1, q + 1)) % len(scaled)                                     # (q,) steps t - 1..t - q
+    # (the square root after the largest: it is monotone)
+    far = np.sqrt(((ring[t % len(scaled)] - ring[back]) ** 2).sum(-1).max(1))   # (q, n') the farthest member's
     found = np.zeros(len(live), int)
-    now = states[t].reshape(e, n, -1)[:, live] / scale                                  # (E, n', ds)
-    for p in range(1, min(CYCLE_PERIOD, t) + 1):
-        back = np.sqrt((((now - states[t - p].reshape(e, n, -1)[:, live] / scale) ** 2).sum(-1))).max(0)   # (n',)
-        held[p, live] = np.where(back <= tol, held[p, live] + 1, 0)
-        found = np.where((found == 0) & (held[p, live] >= p + 1), p, found)
+    for p in range(1, q + 1):
+        held[p, pts] = np.where(far[p - 1] <= tol, held[p, pts] + 1, 0)
+        found = np.where((found == 0) & (held[p, pts] >= p + 1), p, found)
     return found
 
 
-def repeat_cycles(t: int, period: np.ndarray, steps: dict, s: np.ndarray, a: np.ndarray, states: np.ndarray,
-                  alive: np.ndarray, apart: np.ndarray) -> None:
-    """Step t of the points repeating a p-cycle (``period``), without the model: x_{t-1} =
-    x_{t-1-p}, s_t = s_{t-p}, a_t = a_{t-p}, c_t = c_{t-1} (1 - terminated(x_{t-1})), and their
-    members' distances grow by step t - p's."""
-    e, n = apart.shape[1:]
-    lengths = np.unique(period[period > 0])
-    every = len(lengths) == 1 and np.all(period == lengths[0])   # every point in a cycle of one length: whole rows
-    for p in lengths:
-        pts = slice(None) if every else np.flatnonzero(period == p)                    # (n_p,)
-        rows = slice(None) if every else (np.arange(e)[:, None] * n + pts).reshape(-1)   # (E n_p,)
+Group = tuple[int, "slice | np.ndarray", "slice | np.ndarray"]
+# (p, the points (n_p,) in a p-cycle, their rows (E n_p,) of E n); slices where every point is in one
+
+
+def cycle_groups(period: np.ndarray, e: int) -> list[Group]:
+    """The points repeating a cycle (``period`` > 0), one group per cycle length."""
+    n, lengths = len(period), np.unique(period[period > 0])
+    if len(lengths) == 1 and np.all(period == lengths[0]):                   # every point in one length: whole rows
+        return [(int(lengths[0]), slice(None), slice(None))]
+    pts = [np.flatnonzero(period == p) for p in lengths]
+    return [(int(p), q, (np.arange(e)[:, None] * n + q).reshape(-1)) for p, q in zip(lengths, pts)]
+
+
+def repeat_cycles(t: int, groups: list[Group], steps: dict, states: np.ndarray, alive: np.ndarray,
+                  apart: np.ndarray) -> None:
+    """Step t of the points repeating a p-cycle (``groups``), without the model: x_{t-1} =
+    x_{t-1-p}, s_t = s_{t-p}, c_t = c_{t-1} (1 - terminated(x_{t-1})), and their members'
+    distances grow by step t - p's."""
+    for p, pts, rows in groups:
         for key in steps:
             steps[key][t - 1, rows] = steps[key][t - 1 - p, rows]
-        s[rows], a[rows] = states[t - p, rows], steps["action"][t - p, rows]
-        alive[t, rows] = alive[t - 1, rows] * (
-            1.0 - np.clip(steps["terminated"][t - 1, rows], 0.0, 1.0) if "terminated" in steps else 1.0)
+        states[t, rows] = states[t - p, rows]
+        if "terminated" in steps:
+            alive[t, rows] = alive[t - 1, rows] * (1.0 - np.clip(steps["terminated"][t - 1, rows], 0.0, 1.0))
         apart[t][:, pts] = apart[t - 1][:, pts] + apart[t - p][:, pts] - apart[t - p - 1][:, pts]
+
+
+def fill_cycles(t: int, groups: list[Group], steps: dict, states: np.ndarray, alive: np.ndarray,
+                apart: np.ndarray) -> None:
+    """``repeat_cycles`` at every step u = t + 1..k at once, once no point rolls: x_{u-1} and s_u
+    are copies of the cycle's, x_{t+j} = x_{t-p+(j mod p)}, s_{t+1+j} = s_{t+1-p+(j mod p)}; the
+    survivals their running product and the distances their running sum, in the same order."""
+    for p, pts, rows in groups:
+        for j in range(p):                  # every p-th step from t + 1 + j on: one step of the cycle, broadcast
+            for key in steps:
+                steps[key][t + j::p, rows] = steps[key][t - p + j, rows]
+            states[t + 1 + j::p, rows] = states[t + 1 - p + j, rows]
+        if "terminated" in steps:
+            kept = 1.0 - np.clip(steps["terminated"][t:, rows], 0.0, 1.0)               # (k - t, E n_p)
+            alive[t + 1:, rows] = np.multiply.accumulate(np.concatenate([alive[t, rows][None], kept]), 0)[1:]
+        for v in range(t + 1, len(apart)):             # a running sum: step by step, as ``repeat_cycles``
+            apart[v][:, pts] = apart[v - 1][:, pts] + apart[v - p][:, pts] - apart[v - p - 1][:, pts]
 
 
 def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -> int:

@@ -660,6 +660,21 @@ def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypa
                                1 / (1 - GAMMA), rtol=1e-6)
 
 
+def test_the_survival_falls_on_along_a_cycle_found_while_others_still_roll():
+    """Points settling at the fixed point at their own steps (the one at 0 first, the one at -100
+    last), the model ending an episode with probability 0.2 a step: a point repeating its cycle
+    survives 0.8 a step on, while the others still roll and after, as in the rollout without cycles."""
+    model = action_model([[0.0, 0.0]], terminated=0.2)
+    obs = np.array([[0.5, 1.0], [-100.0, 2.0], [0.0, 0.0]], np.float32)
+    damped = lambda s: -1.5 * s  # noqa: E731
+    plain = expand(model._replace(cycle=0.0), damped, obs, np.zeros((3, 2), np.float32), 60)
+    settled = expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60)
+    first = settled.repeats.first
+    assert first[2] < first[0] < first[1] < 60                                         # each found at its own step
+    np.testing.assert_allclose(settled.alive, plain.alive, rtol=1e-6)
+    np.testing.assert_allclose(settled.alive, np.broadcast_to(0.8 ** np.arange(61)[:, None], (61, 3)), rtol=1e-5)
+
+
 def test_a_rollout_without_cycles_models_every_step(monkeypatch):
     """Drifting states never come back: every step is the model's, the same rollout as with the
     cycle off; and points stopped by a rule still stop while others settle."""
