@@ -20,9 +20,10 @@ mean over members with weights that depend on the rollouts only:
     G_k[r](s, a) = sum_e w_e(s, a) G_k^e[r](s, a),    w_e = 1/m for the m = ``keep`` members whose
     rollouts are closest to the others' (smallest sum_t sum_e' ||(s^e_t - s^e'_t) / sigma||), else 0
 
-(sigma the data's state scale). A member whose closed loop ran away is dropped at that point,
-for every reward alike; the weights are >= 0 and sum to 1, so linearity, monotonicity and the
-constants hold as above.
+(sigma the data's state scale; t over the steps where some member's episode goes on, c^e_t > 0
+for some e: the steps no answer pays do not rank the members). A member whose closed loop ran
+away is dropped at that point, for every reward alike; the weights are >= 0 and sum to 1, so
+linearity, monotonicity and the constants hold as above.
 
 Where a point's rollout comes back to a cycle of the closed loop (``rollout``'s ``cycle``) its
 later steps are copies (``Repeats``): a reward is evaluated at each row's distinct steps alone
@@ -147,6 +148,7 @@ class Expansion:
     obs: np.ndarray           # (E n, ds) s_k, where the operator takes over
     action: np.ndarray        # (E n, da) pi(s_k) (the query's action where k = 0)
     apart: np.ndarray         # (k + 1, E, n) sum_{t<=j} sum_e' ||(s^e_t - s^e'_t) / sigma|| after j steps
+    #                           (the steps t where some member's c_t > 0)
     keep: int                 # m, the members kept per point (0: all)
     ends: np.ndarray | None = None   # (n,) k_i: each point's own last step (``rollout``'s until; None: k everywhere)
     last: list = field(default_factory=lambda: [None], compare=False, repr=False)
@@ -419,6 +421,14 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     the model steps only the points still rolling, padded to a power of two of at least
     ``FEWEST_ROWS`` (or all n: one compilation per size).
 
+    A point whose every member's episode has ended at step t (c_t = 0, a model that predicts
+    ``terminated``) weighs nothing from there in any answer: its members' distances stop growing
+    (the weights rank the members on the steps an answer pays), and once the points still rolling
+    fit a smaller batch without it (or none is left) it repeats its last step without the model
+    (``Repeats``, period 1: its rows' later steps are not the model's, and read by no answer but
+    with weight 0); until then it is rolled on in the padding the batch would have anyway
+    (results/accuracy/ended/: MountainCar, where every point's episode ends).
+
     ``cycle`` > 0 (an actor of the state alone, e.g. pi): a point whose every member's state has
     come back within ``cycle`` (in the data's state scale) of its state p <= ``CYCLE_PERIOD`` steps
     before, at each of the last p + 1 steps, is taken to be in a p-cycle of the closed loop
@@ -458,7 +468,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         if len(live) == n:                                 # every point rolling: whole arrays, no gathers
             rows = real = got = pts = slice(None)
         else:
-            size = min(n, max(FEWEST_ROWS, 1 << max(len(live) - 1, 0).bit_length()))   # a power of two
+            size = batch_rows(len(live), n)
             pad = np.r_[live, np.full(size - len(live), live[0])]                  # (b,) padded
             rows = (np.arange(e)[:, None] * n + pad).reshape(-1)                   # (E b,) member-major
             real = (np.arange(e)[:, None] * n + live).reshape(-1)                  # (E n',)
@@ -487,17 +497,22 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         z = (nxt / scale).reshape(e, len(live), -1)                                 # (E, n', ds)
         near = np.zeros((e, e, len(live)), z.dtype)      # ||(s^e_t - s^e'_t) / sigma||, each pair computed once
         near[pairs] = near[pairs[::-1]] = np.sqrt(((z[pairs[0]] - z[pairs[1]]) ** 2).sum(-1))
-        apart[t][:, pts] += near.sum(1)                                             # (E, n')
+        ended = alive[t].reshape(e, n)[:, pts].max(0) == 0 if "terminated" in x else None   # (n',) all members'
+        apart[t][:, pts] += near.sum(1) if ended is None else np.where(ended, 0.0, near.sum(1))   # (E, n') paid steps'
         states[t] = s
         repeat_cycles(t, groups, steps, states, alive, apart)
         repeated = groups
         if cycle and len(live):
             scaled[t % len(scaled)] = states[t] / scale
             period[live] = cycles(t, scaled, live, e, cycle, held)
-            entered = live[period[live] > 0]
-            if len(entered):
-                since[entered] = min(t + 1, horizon)                   # x_{t+1} on: copies (x_t's own s_t stays)
-                groups = cycle_groups(period, e)
+        if ended is not None:                 # every member's episode over: its last step repeated, weighing nothing,
+            still = ~ended & (period[live] == 0)     # once the batch shrinks for it (else rolled on as its padding)
+            if not still.any() or batch_rows(int(still.sum()), n) < n:
+                period[live[ended & (period[live] == 0)]] = 1
+        entered = live[period[live] > 0]
+        if len(entered):
+            since[entered] = min(t + 1, horizon)                       # x_{t+1} on: copies (x_t's own s_t stays)
+            groups = cycle_groups(period, e)
             live = live[period[live] == 0]
         if stops is not None and len(live):
             stop = np.asarray(stops(t, states[t].reshape(e, n, -1)[:, live].reshape(e * len(live), -1),
@@ -525,6 +540,12 @@ FEWEST_ROWS = 256  # the fewest points a model step of a rollout is padded to: a
 #                   rollout's tail against a compilation for every smaller power of two
 
 
+def batch_rows(m: int, n: int) -> int:
+    """The points a model step of a rollout of n points is padded to where m of them roll: a power
+    of two, at least ``FEWEST_ROWS``, at most n."""
+    return min(n, max(FEWEST_ROWS, 1 << max(m - 1, 0).bit_length()))
+
+
 def cycles(t: int, scaled: np.ndarray, live: np.ndarray, e: int, tol: float, held: np.ndarray) -> np.ndarray:
     """(n',) p, the shortest cycle each rolling point ``live`` is in after step t (0: none): every
     member's state has come back within ``tol`` (over the data's scale) of its state p steps before
@@ -533,12 +554,10 @@ def cycles(t: int, scaled: np.ndarray, live: np.ndarray, e: int, tol: float, hel
     n, every, q = scaled.shape[1] // e, len(live) == held.shape[1], min(CYCLE_PERIOD, t)
     pts = slice(None) if every else live                                                # no gather where all roll
     ring = scaled.reshape(len(scaled), e, n, -1)[:, :, pts]                            # (P + 1, E, n', ds)
-    back = (t - np.arange(1, q + 1)) % len(scaled)                                     # (q,) steps t - 1..t - q
-    # (the square root after the largest: it is monotone)
-    far = np.sqrt(((ring[t % len(scaled)] - ring[back]) ** 2).sum(-1).max(1))   # (q, n') the farthest member's
-    found = np.zeros(len(live), int)
+    now, found = ring[t % len(scaled)], np.zeros(len(live), int)                        # (E, n', ds) (n',)
     for p in range(1, q + 1):
-        held[p, pts] = np.where(far[p - 1] <= tol, held[p, pts] + 1, 0)
+        far = np.sqrt(((now - ring[(t - p) % len(scaled)]) ** 2).sum(-1).max(0))   # (n',) the farthest member's
+        held[p, pts] = np.where(far <= tol, held[p, pts] + 1, 0)                  # (the square root is monotone)
         found = np.where((found == 0) & (held[p, pts] >= p + 1), p, found)
     return found
 

@@ -71,3 +71,14 @@ def split_model(dx: float = 0.1) -> OneStepModel:
     params = {"params": {"Dense_0": {"kernel": kernel0, "bias": np.zeros(4, np.float32)},
                          "Dense_1": {"kernel": kernel1, "bias": np.zeros(2, np.float32)}}}
     return base._replace(params=params)
+
+
+def goal_ensemble(deltas, r_go: float, r_end: float, rule) -> OneStepModel:
+    """``goal_model``'s members, member e drifting next_obs = obs + deltas[e]."""
+    base = goal_model(np.asarray(deltas[0], np.float32), r_go, r_end, rule)
+    e, (dx, h), dy = len(deltas), base.params["params"]["Dense_0"]["kernel"].shape, len(base.y_mean)
+    bias = np.zeros((e, dy), np.float32)
+    bias[:, :len(deltas[0])] = np.asarray(deltas, np.float32) - deltas[0]
+    params = {"params": {"Dense_0": {"kernel": np.zeros((e, dx, h), np.float32), "bias": np.zeros((e, h), np.float32)},
+                         "Dense_1": {"kernel": np.zeros((e, h, dy), np.float32), "bias": bias}}}
+    return base._replace(params=params)

@@ -8,7 +8,7 @@ from resolvent.algorithms.expansion import (STATES, Repeats, Rollouts, along_q, 
                                             rollout_bytes)
 from resolvent.algorithms.horizon import point_spread
 from resolvent.rewards import probes
-from onestep_models import action_model, drift_model, ensemble, goal_model
+from onestep_models import action_model, drift_model, ensemble, goal_ensemble, goal_model
 
 GAMMA = 0.9
 
@@ -74,6 +74,41 @@ def test_a_termination_rule_ends_the_rollout_where_it_crosses_and_pays_once():
     assert rollouts.get(model, zero, obs, act, 8).alive[4, 0] == 0
     later = model._replace(terminal=lambda f: (f["next_obs"][:, 0] >= 1.5).astype(np.float32))
     np.testing.assert_array_equal(rollouts.get(later, zero, obs, act, 8).alive[:, 0], [1, 1, 1, 1, 1, 0, 0, 0, 0])
+
+
+def test_a_point_whose_every_member_has_ended_stops_and_its_distances_stop_growing(monkeypatch):
+    """Members drifting 0.3, 0.25 and 0.5 a step towards a goal at 1 that ends the episode, from
+    0, 0.5 and -3: the model is called until the last point's last member ends (step 16); with
+    batches of any size each point stops at the step its own last member ends (4, 2 and 16) and
+    repeats it from there, with batches padded to the 3 points the ended ones roll on as padding
+    until none rolls; either way its members' distances are sums over the steps before it alone,
+    and each member pays the goal indicator once and the stored reward as it goes, as with every
+    step modelled."""
+    rule = lambda f: (f["next_obs"][:, 0] >= 1.0).astype(np.float32)  # noqa: E731
+    d = np.array([0.3, 0.25, 0.5])
+    model = goal_ensemble(d[:, None], -1.0, 10.0, rule)._replace(keep=0)
+    obs, zero = np.array([[0.0], [0.5], [-3.0]], np.float32), lambda s: np.zeros_like(s)  # noqa: E731
+    rows = counted_steps(monkeypatch)
+    padded = expand(model, zero, obs, np.zeros((3, 1), np.float32), 30)
+    assert rows == [9] * 16 and np.all(padded.repeats.first == 17)                 # 3 members a point
+    rows.clear()
+    monkeypatch.setattr(expansion, "FEWEST_ROWS", 1)
+    ex = expand(model, zero, obs, np.zeros((3, 1), np.float32), 30)
+    ends = np.array([4, 2, 16])                                          # the step each point's last member ends
+    assert rows == [9, 9, 6, 6] + [3] * 12
+    np.testing.assert_array_equal(ex.repeats.first.reshape(3, 3), np.broadcast_to(ends + 1, (3, 3)))
+    np.testing.assert_array_equal(padded.apart, ex.apart)
+    np.testing.assert_array_equal(padded.alive, ex.alive)
+    crossed = np.ceil((1.0 - obs[:, 0]) / d[:, None]).astype(int) - 1    # (E, n) the step each member crosses at
+    np.testing.assert_array_equal(ex.alive.reshape(31, 3, 3).argmin(0), crossed + 1)
+    gap = np.abs(d[:, None] - d[None]).sum(1)                            # (E,) sum_e' |d_e - d_e'|: s^e_t - s^e'_t
+    paid = np.minimum(np.arange(31)[:, None], ends - 1)                  # (k + 1, n) the last step counted by j
+    want = gap[None, :, None] * (paid * (paid + 1) / 2)[:, None, :]      # sum_{t <= paid} t |d_e - d_e'|
+    np.testing.assert_allclose(ex.apart, want, rtol=1e-5)
+    tail = lambda s, a: np.full((1, len(s)), 1e6)  # noqa: E731 - never reached: every episode ended
+    np.testing.assert_allclose(expanded_q(ex, rule, tail, GAMMA)[0], (GAMMA ** crossed).mean(0), rtol=1e-6)
+    stored = (-(1 - GAMMA ** crossed) / (1 - GAMMA) + 10 * GAMMA ** crossed).mean(0)
+    np.testing.assert_allclose(expanded_q(ex, lambda f: f["reward"], tail, GAMMA)[0], stored, rtol=1e-5)
 
 
 def test_linear_monotone_and_constant_exact():
