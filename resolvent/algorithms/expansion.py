@@ -506,9 +506,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             scaled[t % len(scaled)] = states[t] / scale
             period[live] = cycles(t, scaled, live, e, cycle, held)
         if ended is not None:                 # every member's episode over: its last step repeated, weighing nothing,
-            still = ~ended & (period[live] == 0)     # once the batch shrinks for it (else rolled on as its padding)
+            free = period[live] == 0                 # once the batch shrinks for it (else rolled on as its padding)
+            still = free & ~ended
             if not still.any() or batch_rows(int(still.sum()), n) < n:
-                period[live[ended & (period[live] == 0)]] = 1
+                period[live[ended & free]] = 1
         entered = live[period[live] > 0]
         if len(entered):
             since[entered] = min(t + 1, horizon)                       # x_{t+1} on: copies (x_t's own s_t stays)
@@ -586,7 +587,13 @@ def repeat_cycles(t: int, groups: list[Group], steps: dict, states: np.ndarray, 
         states[t, rows] = states[t - p, rows]
         if "terminated" in steps:
             alive[t, rows] = alive[t - 1, rows] * (1.0 - np.clip(steps["terminated"][t - 1, rows], 0.0, 1.0))
-        apart[t][:, pts] = apart[t - 1][:, pts] + apart[t - p][:, pts] - apart[t - p - 1][:, pts]
+        grow_apart(apart, t, p, pts)
+
+
+def grow_apart(apart: np.ndarray, u: int, p: int, pts) -> None:
+    """Step u of the members' distances of the points ``pts`` repeating a p-cycle: step u - 1's
+    grown by step u - p's increment (in this order, so a step and its copies agree to the bit)."""
+    apart[u][:, pts] = apart[u - 1][:, pts] + apart[u - p][:, pts] - apart[u - p - 1][:, pts]
 
 
 def fill_cycles(t: int, groups: list[Group], steps: dict, states: np.ndarray, alive: np.ndarray,
@@ -602,8 +609,8 @@ def fill_cycles(t: int, groups: list[Group], steps: dict, states: np.ndarray, al
         if "terminated" in steps:
             kept = 1.0 - np.clip(steps["terminated"][t:, rows], 0.0, 1.0)               # (k - t, E n_p)
             alive[t + 1:, rows] = np.multiply.accumulate(np.concatenate([alive[t, rows][None], kept]), 0)[1:]
-        for v in range(t + 1, len(apart)):             # a running sum: step by step, as ``repeat_cycles``
-            apart[v][:, pts] = apart[v - 1][:, pts] + apart[v - p][:, pts] - apart[v - p - 1][:, pts]
+        for v in range(t + 1, len(apart)):             # a running sum: step by step
+            grow_apart(apart, v, p, pts)
 
 
 def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -> int:
