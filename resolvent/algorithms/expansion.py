@@ -48,12 +48,14 @@ for ``ROLLOUT_BYTES`` the answers are made in parts of the points (``Rollouts.pa
 """
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from numpy._core import multiarray
 from tqdm.auto import tqdm
 
 from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
@@ -406,6 +408,23 @@ Stop = Callable[[int, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 Until = Callable[[int, int], Stop]                # (n points, E members) -> one rollout's stop rule
 
 
+@contextlib.contextmanager
+def small_pages():
+    """numpy's large arrays (>= 4 MB) made in the kernel's ordinary pages, not marked for
+    transparent huge pages as numpy marks them by default on Linux (``madvise(MADV_HUGEPAGE)``),
+    numpy's own switch restored on exit. Where the kernel compacts memory on the spot to find a huge
+    page (``/sys/kernel/mm/transparent_hugepage/defrag`` = madvise, this project's machines), a
+    rollout's ~560 MB of fresh arrays a call at 1e4 points cost 1.1-1.5 s of system time against
+    0.26-0.37 s without the mark, the whole rollout 4.59 against 3.77 s (medians; numpy/numpy#31590,
+    results/answer-times/pages.txt)."""
+    before = multiarray._set_madvise_hugepage(False)
+    try:
+        yield
+    finally:
+        multiarray._set_madvise_hugepage(before)
+
+
+@small_pages()
 def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
             until: Until | None = None, cycle: float = 0.0, close: bool = False) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``

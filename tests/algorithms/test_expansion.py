@@ -2,6 +2,7 @@
 and the operator's exact properties kept (linear, monotone, constants)."""
 import numpy as np
 import pytest
+from numpy._core import multiarray
 
 from resolvent.algorithms import expansion
 from resolvent.algorithms.expansion import (STATES, Repeats, Rollouts, along_q, chunks, expand, expanded_q,
@@ -161,6 +162,28 @@ def test_bad_horizon_and_policy():
         expand(drift_model(np.zeros(2, np.float32)), policy, OBS, ACT, -1)
     with pytest.raises(ValueError, match="non-finite action"):
         expand(drift_model(np.zeros(2, np.float32)), lambda s: np.full((len(s), 1), np.nan), OBS, ACT, 2)
+
+
+@pytest.mark.parametrize("before", [True, False])
+def test_the_rollout_makes_its_arrays_in_ordinary_pages_and_restores_numpys_switch(before):
+    """numpy's mark for transparent huge pages is off while the model rolls out (its arrays made
+    in ordinary pages: no compaction on the spot) and is what it was after it, also when the
+    rollout fails."""
+    seen = []
+
+    def actor(s):
+        seen.append(multiarray._get_madvise_hugepage())
+        return policy(s)
+
+    was = multiarray._set_madvise_hugepage(before)
+    try:
+        expand(drift_model(np.zeros(2, np.float32)), actor, OBS, ACT, 3)
+        assert seen == [False, False] and multiarray._get_madvise_hugepage() is before
+        with pytest.raises(ValueError, match="non-finite action"):
+            expand(drift_model(np.zeros(2, np.float32)), lambda s: np.full((len(s), 1), np.nan), OBS, ACT, 2)
+        assert multiarray._get_madvise_hugepage() is before
+    finally:
+        multiarray._set_madvise_hugepage(was)
 
 
 def test_rollout_stays_in_the_data_range():
