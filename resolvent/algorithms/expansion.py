@@ -50,11 +50,13 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+import scipy.sparse
 from numpy._core import multiarray
 from tqdm.auto import tqdm
 
@@ -171,10 +173,15 @@ class Expansion:
             return np.full(self.alive.shape[1], self.horizon)
         return np.tile(self.ends, self.apart.shape[1])
 
-    @property
+    @cached_property
     def weights(self) -> np.ndarray:
         """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
         return member_weights(self.apart[-1], self.keep)
+
+    @cached_property
+    def kept(self) -> np.ndarray:
+        """(m n,) the rows of E n whose member weighs at its point, w_e > 0."""
+        return np.flatnonzero(self.weights.reshape(-1))
 
     def member_mean(self, q: np.ndarray) -> np.ndarray:
         """Every member's value at every point (..., E n) -> their mean by ``weights`` (..., n)."""
@@ -316,17 +323,20 @@ class Expansion:
             sums[j], lo = acc, j
         return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, r.shape[1]))
 
-    def settled(self, gamma: float, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def settled(self, gamma: float, rows: np.ndarray) -> tuple[np.ndarray, scipy.sparse.csr_array]:
         """Where the rows ``rows`` are closed (N,), and each of their distinct steps' weight in
-        ``expanded_q``'s reward part (F,): its discounts and survivals over the first k steps
+        ``expanded_q``'s reward part, as the (N, F) sparse matrix that sums a row's distinct steps'
+        rewards by them (one pass, ``@``): its discounts and survivals over the first k steps
         (``fold``) plus, at a closed row, over the cycle kept up forever after them
         (``cycle_weights``). Reward-free: kept per request."""
-        def make() -> tuple[np.ndarray, np.ndarray]:
+        def make() -> tuple[np.ndarray, scipy.sparse.csr_array]:
             weight = self.fold(gamma, [self.horizon], rows)[0]                         # (F,)
-            if not self.close:
-                return np.zeros(len(rows), bool), weight
-            closed, w, places = self.cycle_weights(gamma, rows)                        # (N,) (N, P) (N, P)
-            return closed, weight + np.bincount(places.reshape(-1), w.reshape(-1), minlength=len(weight))
+            closed = np.zeros(len(rows), bool)
+            if self.close:
+                closed, w, places = self.cycle_weights(gamma, rows)                    # (N,) (N, P) (N, P)
+                weight = weight + np.bincount(places.reshape(-1), w.reshape(-1), minlength=len(weight))
+            return closed, scipy.sparse.csr_array((weight, np.arange(len(weight)), self.repeats.offsets(rows)),
+                                                  shape=(len(rows), len(weight)))
         return self.remember(("settled", self.horizon, gamma, rows.tobytes()), make)
 
     def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -693,12 +703,11 @@ def expanded_q(expansion: Expansion, reward: Callable, bootstrap: Callable[[np.n
     cycle kept up forever in place of gamma^k c_k G[r] (``Expansion.settled``: each distinct step's
     weight, the cycle's included): where every kept row is closed ``bootstrap`` is asked at no rows,
     for the answer's leading axes alone."""
-    k, w = expansion.horizon, expansion.weights                                        # (E, n)
-    kept = np.flatnonzero(w.reshape(-1))                                               # (m n,) rows of E n
+    k, w, kept = expansion.horizon, expansion.weights, expansion.kept                  # (E, n) (m n,)
     end = expansion.row_ends[kept]                                                     # (m n,)
     if expansion.repeats is not None and k:              # the distinct steps' rewards alone, each row's first k_i
-        closed, weight = expansion.settled(gamma, kept)                                # (m n,) (F,)
-        paid = expansion.weigh(weight[None], expansion.distinct_rewards(reward, "model rollout", kept), kept)[0]
+        closed, weight = expansion.settled(gamma, kept)                                # (m n,) (m n, F)
+        paid = weight @ expansion.distinct_rewards(reward, "model rollout", kept)      # (m n,)
     else:
         alive = expansion.alive[:k, kept]                                              # (k, m n)
         if expansion.ends is not None:

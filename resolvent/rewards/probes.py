@@ -48,8 +48,9 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
     n = len(next(iter(features.values()))) if rows is None else rows
     try:
         compile_it = n >= COMPILE_ROWS if compiled is None else compiled
-        values = jnp.asarray(_call(reward, features, compile_it or (isinstance(reward, Member) and n >= MEMBER_ROWS)),
-                             jnp.float32)
+        values = _call(reward, features, compile_it or (isinstance(reward, Member) and n >= MEMBER_ROWS))
+        if not (isinstance(values, jax.Array) and values.dtype == jnp.float32):   # a compiled member's already is
+            values = jnp.asarray(values, jnp.float32)
     except KeyError as e:
         raise ValueError(f"{name} asked for {e}, which the {what} do not store; "
                          f"available: {sorted(features)}") from None
@@ -89,7 +90,7 @@ def _call(reward: Reward, features: Mapping, compiled: bool):
         keys = _read_keys(reward, features, reward.fn if member else reward)
         try:
             if member:
-                return _family(reward.fn)(jnp.float32(reward.param), {k: features[k] for k in keys})
+                return _family(reward.fn)(np.float32(reward.param), {k: features[k] for k in keys})
             return jax.jit(reward)({k: features[k] for k in keys})
         except Exception:  # noqa: BLE001 - not traceable: run as written below, where its errors are named
             pass
