@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 EPS = 1e-12
+TIE = 1e-9    # values this close (relative to a row's largest magnitude) are one value to ``ranks``
 
 
 def mse(pred, truth) -> np.ndarray:
@@ -63,14 +64,20 @@ def bellman_residual(q, reward, q_next, done, gamma: float, scale=None) -> np.nd
 
 
 def ranks(x) -> np.ndarray:
-    """Ranks 0..n-1 over the last axis, tied values sharing their average rank."""
+    """Ranks 0..n-1 over the last axis, tied values sharing their average rank; values within
+    ``TIE`` of the next larger one (relative to the row's largest magnitude) are ties: answers that
+    are equal but for the order of a float sum (points in one closed cycle, an indicator held at
+    every step) must not rank by their last bits."""
     x = np.asarray(x, np.float64)
     flat = x.reshape(-1, x.shape[-1])
     out = np.empty_like(flat)
     for row, r in zip(flat, out):
-        values, inverse, counts = np.unique(row, return_inverse=True, return_counts=True)
-        first = np.concatenate([[0], np.cumsum(counts)[:-1]])       # rank of each value's first copy
-        r[:] = (first + (counts - 1) / 2.0)[inverse]
+        order = np.argsort(row, kind="stable")
+        ahead = np.diff(row[order])                                     # (n - 1,) each sorted value to the next
+        group = np.r_[0, np.cumsum(~(ahead <= TIE * np.max(np.abs(row), initial=0.0)))]   # (n,) its tie group
+        counts = np.bincount(group)
+        first = np.r_[0, np.cumsum(counts)[:-1]]                       # rank of each group's first value
+        r[order] = (first + (counts - 1) / 2.0)[group]
     return out.reshape(x.shape)
 
 

@@ -23,6 +23,10 @@ def test_ranks_and_spearman():
     assert spearman([3.0, 2.0, 1.0], [1.0, 2.0, 3.0]) == pytest.approx(-1.0)
     assert spearman([1.0, 3.0, 2.0], [1.0, 2.0, 3.0]) == pytest.approx(0.5)          # 1 - 6 * 2 / (3 * 8)
     assert spearman([1.0, 1.0, 1.0], [1.0, 2.0, 3.0]) == 0.0                         # a constant ranks nothing
+    noise = 1 + np.array([3e-16, -2e-16, 1e-16, 0.0])                 # one value, summed in other orders
+    np.testing.assert_array_equal(ranks(100.0 * noise), [1.5, 1.5, 1.5, 1.5])
+    np.testing.assert_array_equal(ranks([100.0, 100.0 * (1 + 1e-6), 0.0]), [1, 2, 0])   # apart: not tied
+    assert spearman(np.r_[100.0 * noise, 50.0], [100.0] * 4 + [50.0]) == pytest.approx(1.0)
     rng = np.random.default_rng(0)
     a, b = rng.integers(0, 5, (4, 20)).astype(float), rng.normal(size=(4, 20))
     want = [stats.spearmanr(x, y).statistic for x, y in zip(a, b)]
