@@ -485,8 +485,9 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     period = np.zeros(n, int)                                          # (n,) p of a point repeating its cycle (0: none)
     since = np.full(n, horizon)            # (n,) the step from which a point's every quantity repeats its cycle's
     held = np.zeros((CYCLE_PERIOD + 1, n), int)     # (P + 1, n) steps running a point came back to its state p before
-    scaled = np.empty((CYCLE_PERIOD + 1, *s.shape), np.float32)   # the last P + 1 steps' s_t / sigma, by t mod (P + 1)
-    scaled[0] = s / scale
+    scaled = np.empty((CYCLE_PERIOD + 1 if cycle else 0, *s.shape), np.float32)   # the last P + 1 steps' s_t / sigma,
+    if cycle:                                                                   # by t mod (P + 1) (cycles only)
+        scaled[0] = s / scale
     groups: list[Group] = []              # the points in a cycle, by its length (``cycle_groups``)
     repeated = groups                     # those repeated at the last step
     stops = None if until is None else until(n, e)
