@@ -60,6 +60,11 @@ F depends on the bank alone, so the stop rule stays reward-free. Measured there
 0.047), 6.7 -> 10 model steps a point on average; 1e4 new points answered in 0.9-1.1 s where
 G_400 takes 4.2 s. On HalfCheetah-Vel expert no point's futures agree within 0.03 (17
 dimensions, a gait's), so every point rolls its k steps, answers unchanged: off by default.
+``agree_spread`` = c sets the tolerance in the bank's own scale instead: c x ``Bank.spread``, the
+99% quantile over the bank states of the same spread among each one's nearest bank states
+(Pendulum-Angle expert 0.0079, HalfCheetah-Vel expert 0.56), so one value means "far more split
+than the bank's own neighbourhoods" on every dataset: c = 4 gives Pendulum's 0.03 and its answers
+to the bit (``results/accuracy/bank/agree/spread/``).
 
 Measured (``results/accuracy/bank/``; P = 2048, T = 100, 8 neighbours): on Pendulum-Angle expert
 (favor) k = 30 steps and the bank answer with test MSE 0.30 / 0.025 / 0.018 at the reset,
@@ -84,8 +89,10 @@ from scipy.spatial import cKDTree
 
 from resolvent.algorithms.expansion import Policy, along_q, expand
 from resolvent.algorithms.onestep import OneStepModel
+from resolvent.keys import name_id
 
 NEAR_KEPT = 8   # sets of states whose nearest bank states are kept (``Bank.near``)
+SPREAD_STATES = 16384   # bank states drawn for ``Bank.spread``'s quantile (all of a smaller bank)
 AUTO_POINTS = -1     # BankConfig.points: a bank of AUTO_BANK_POINTS states under method auto, none otherwise
 AUTO_BANK_POINTS = 2048
 Bootstrap = Callable[[np.ndarray, np.ndarray], np.ndarray]   # G[r] at (s, pi(s)): (rows, ds), (rows, da) -> (S, rows)
@@ -106,6 +113,8 @@ class BankConfig:
     least: int = 5                # the fewest model steps before a point may stop (reach > 0)
     agree: float = 0.0            # stop only where every member's nearest bank states go one way: their futures
     #                               (discounted mean standardised states ahead) within this of their mean (0: any)
+    agree_spread: float = 0.0     # or agree's tolerance in the bank's own scale: this many times ``Bank.spread``, the
+    #                               99% quantile of the same spread among each bank state's neighbours (0: agree's)
     actions: float = 0.0          # weight of pi's standardised action beside the state in the nearest states' distance
 
     def __post_init__(self):
@@ -127,6 +136,11 @@ class BankConfig:
         if self.agree < 0:
             raise ValueError(f"bank.agree must be >= 0 (0: a point stops wherever the bank reaches it), "
                              f"got {self.agree}")
+        if self.agree_spread < 0:
+            raise ValueError(f"bank.agree_spread must be >= 0 (0: bank.agree's tolerance), got {self.agree_spread}")
+        if self.agree and self.agree_spread:
+            raise ValueError(f"bank.agree ({self.agree}) and bank.agree_spread ({self.agree_spread}) both set the "
+                             f"futures' tolerance: give one")
         if self.least < 1:
             raise ValueError(f"bank.least must be >= 1 (the first step is the query's own action), got {self.least}")
 
@@ -197,6 +211,7 @@ class Bank:
         self._values: tuple | None = None        # (reward, bootstrap's owner, (S, B)): the last asked
         self._near: dict = {}                    # (shape, hash of the states) -> ((n, N) rows, (n, N) weights)
         self._futures: dict = {}                 # gamma -> (T m P, ds) F_b
+        self._spread: dict = {}                  # gamma -> Bank.spread
         self._rules: dict = {}                   # gamma -> the stop rule (one object: a rollout's cache reads it)
         self._by = (onestep, policy)
         return self
@@ -256,6 +271,26 @@ class Bank:
             self._futures[gamma] = out.reshape(-1, obs.shape[-1])
         return self._futures[gamma]
 
+    def spread(self, gamma: float) -> float:
+        """The bank's own disagreement, the scale of ``agree_spread``: over the bank states (at most
+        ``SPREAD_STATES`` of them, drawn once), the 99% quantile of how far the futures F of each one's
+        ``neighbours`` nearest bank states (itself among them) lie from their mean at most,
+
+            max_{i in N(b)} ||F_i - mean_{j in N(b)} F_j||
+
+        (Pendulum-Angle expert 0.0078, HalfCheetah-Vel expert 0.56: results/accuracy/bank/agree/)."""
+        if gamma not in self._spread:
+            rows = self.rows
+            if len(rows) > SPREAD_STATES:
+                rows = np.sort(np.random.default_rng(name_id("bank-spread")).choice(rows, SPREAD_STATES, replace=False))
+            f = self.futures(gamma)                                                     # (T m P, ds)
+            _, i = self.tree.query(self.path[rows], k=min(self.cfg.neighbours, len(self.rows)), eps=self.cfg.eps,
+                                   workers=-1)
+            near = f[self.rows[np.reshape(i, (len(rows), -1))]]                        # (b, N, ds)
+            self._spread[gamma] = float(np.quantile(
+                np.linalg.norm(near - near.mean(1, keepdims=True), axis=-1).max(1), 0.99))
+        return self._spread[gamma]
+
     def until(self, gamma: float) -> Callable[[int, int], "Reach"]:
         """The stop rule of a rollout (``expansion.rollout``'s until: (n points, E members) -> its
         ``Reach``), the futures discounted by ``gamma``; one object per gamma."""
@@ -290,6 +325,8 @@ class Reach:
         self.next = np.full(n, bank.cfg.least)       # (n,) the step of its next search
         self.within = bank.cfg.reach * bank.step     # the mean distance at which a point stops
         self.held = np.zeros(n, int)                 # (n,) where futures split: no stop before this step
+        self.agree = bank.cfg.agree or bank.cfg.agree_spread * (bank.spread(gamma) if bank.cfg.agree_spread else 0.0)
+        #                                              the futures' tolerance (0: none)
 
     def __call__(self, t: int, obs: np.ndarray, weights: np.ndarray, live: np.ndarray) -> np.ndarray:
         """(E n', ds) states, (E, n') member weights, (n',) the points' indices -> (n',) stop."""
@@ -312,7 +349,7 @@ class Reach:
         there = bank.path[later]                                                         # (n', N, ds)
         far = np.where(ok, np.linalg.norm(there - s[:, None], axis=-1), np.inf).mean(-1)  # (n',)
         stop = (far <= self.within) & (self.held[live] <= t)
-        if bank.cfg.agree and stop.any():
+        if self.agree and stop.any():
             at = np.flatnonzero(stop)
             split = self.split(np.asarray(obs, np.float32).reshape(e, n, -1)[:, at])      # (n'',)
             stop[at[split]] = False
@@ -322,9 +359,9 @@ class Reach:
     def split(self, obs: np.ndarray) -> np.ndarray:
         """(E, n'', ds) every member's state at n'' points -> (n'',) whether the futures F of the
         members' nearest bank states (each member's own ``neighbours``) lie farther than
-        ``agree`` from their mean."""
+        ``agree`` (or ``agree_spread`` x ``Bank.spread``) from their mean."""
         bank, (e, n, ds) = self.bank, obs.shape
         _, i = bank.tree.query(obs.reshape(-1, ds) / bank.scale, k=self.k, eps=bank.cfg.eps, workers=-1)
         f = bank.futures(self.gamma)[bank.rows[np.reshape(i, (e, n, -1))]]              # (E, n'', N, ds)
         f = f.transpose(1, 0, 2, 3).reshape(n, -1, ds)                                   # (n'', E N, ds)
-        return np.linalg.norm(f - f.mean(1, keepdims=True), axis=-1).max(1) > bank.cfg.agree
+        return np.linalg.norm(f - f.mean(1, keepdims=True), axis=-1).max(1) > self.agree

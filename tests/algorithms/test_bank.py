@@ -55,6 +55,8 @@ def test_the_default_bank_is_made_under_auto_only():
                                       (dict(reach=-1.0), "reach must be >= 0"),
                                       (dict(least=0), "least must be >= 1"),
                                       (dict(agree=-0.1), "agree must be >= 0"),
+                                      (dict(agree_spread=-1.0), "agree_spread must be >= 0"),
+                                      (dict(agree=0.03, agree_spread=4.0), "both set the futures' tolerance"),
                                       (dict(actions=-1.0), "actions must be >= 0")])
 def test_bank_config_refuses_what_it_cannot_do(bad, why):
     with pytest.raises(ValueError, match=why):
@@ -175,3 +177,30 @@ def test_a_point_does_not_stop_where_its_nearest_bank_states_go_different_ways()
         np.testing.assert_allclose(f[t - 1, 0, 1], (w * y[t - 1:]).sum() / w.sum(), rtol=1e-5)
         np.testing.assert_allclose(f[t - 1, 1, 1], -f[t - 1, 0, 1], rtol=1e-6)
     assert bank.until(0.9) is bank.until(0.9)                     # one rule: the rollouts cache reads it
+
+
+def test_the_tolerance_in_the_banks_own_scale_is_its_spread_times_agree_spread():
+    """agree_spread c: the futures' tolerance is c x Bank.spread, the 99% quantile over the bank
+    states of how far their nearest bank states' futures lie from their mean at most (written out
+    here by brute force); a rollout with it stops and answers as one with agree = c x spread."""
+    model, pi0 = split_model(), lambda s: np.zeros((len(s), 1), np.float32)
+    cfg = BankConfig(points=2, horizon=20, steps=8, neighbours=2, eps=0.0, reach=0.5, least=2)
+    starts = np.array([[0.0, 0.001], [0.0, -0.001]], np.float32)
+    obs = np.array([[0.2, 0.0], [0.3, 0.05], [0.1, -0.3]], np.float32)
+    act = np.zeros((3, 1), np.float32)
+    size = lambda f: np.abs(f["obs"][:, 1])  # noqa: E731 - |y|
+    nothing = lambda s, a: np.zeros((1, len(s)))  # noqa: E731
+    bank = Bank(cfg, starts).build(model, pi0)
+    path, f = bank.path[bank.rows], bank.futures(0.9)[bank.rows]                       # (B, ds) each
+    near = np.argsort(((path[:, None] - path[None]) ** 2).sum(-1), 1, kind="stable")[:, :2]   # (B, N)
+    each = np.linalg.norm(f[near] - f[near].mean(1, keepdims=True), axis=-1).max(1)   # (B,)
+    spread = bank.spread(0.9)
+    assert spread == pytest.approx(np.quantile(each, 0.99), rel=1e-5) and spread > 0
+    for c in (0.01, 0.3, 3.0):
+        runs = []
+        for agree in (dict(agree_spread=c), dict(agree=c * spread)):
+            b = Bank(replace(cfg, **agree), starts).build(model, pi0)
+            ex = expand(model, pi0, obs, act, 10, b.until(0.9))
+            runs.append((ex.ends.copy(), expanded_q(ex, size, b.tail(size, nothing, 0.9), 0.9)))
+        np.testing.assert_array_equal(runs[0][0], runs[1][0])
+        np.testing.assert_array_equal(runs[0][1], runs[1][1])

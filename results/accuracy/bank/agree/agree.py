@@ -1,9 +1,10 @@
 """The bank with reach, with and without its futures' agreement (``BankConfig.agree``), on a
 finished run: each operator's ``METHOD+bK+kk`` answers at the run's points (every reward set,
-every kind of points) and the mean number of model steps a point takes, for each value of agree.
+every kind of points) and the mean number of model steps a point takes, for each value of agree
+and of ``--agree-spread`` (``BankConfig.agree_spread``: the tolerance in the bank's own scale).
 
     python results/accuracy/bank/agree/agree.py RUN --methods favor --horizons 400 --agree 0,0.03 \
-        --out results/accuracy/bank/agree/NAME.json
+        [--agree-spread 4] --out results/accuracy/bank/agree/NAME.json
 
 The bank is the run's own configuration (``--points`` P, reach as the run's), made once per
 agree value; G_k (no bank) beside it for k of ``--horizons``.
@@ -32,6 +33,7 @@ def main() -> None:
     ap.add_argument("--horizons", default="400")
     ap.add_argument("--points", type=int, default=2048)
     ap.add_argument("--agree", default="0,0.03")
+    ap.add_argument("--agree-spread", default="")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     run, path = Path(args.run), Path(args.out)
@@ -46,14 +48,17 @@ def main() -> None:
         model = p.expansion_model(run / "models", name)
         for k, pred in horizon_answers(model, p, obs, act, ks).items():
             row(f"{name}+k{k}", pred)
-        for agree in (float(a) for a in args.agree.split(",")):
+        tolerances = [(f"agree={float(a):g}", dict(agree=float(a), agree_spread=0.0)) for a in args.agree.split(",")]
+        tolerances += [(f"agree_spread={float(c):g}", dict(agree=0.0, agree_spread=float(c)))
+                       for c in args.agree_spread.split(",") if c]
+        for label, tolerance in tolerances:
             t0 = time.perf_counter()
-            model.bank = Bank(dataclasses.replace(bcfg, agree=agree), starts).build(model.onestep, model.target_policy)
+            model.bank = Bank(dataclasses.replace(bcfg, **tolerance), starts).build(model.onestep, model.target_policy)
             answers = horizon_answers(model, p, obs, act, ks)
             for k in ks:
                 ends = model.expansion(obs, act, k).ends
-                row(f"{name}+b{bcfg.horizon}+k{k} agree={agree:g}", answers[k],
-                    seconds=round(time.perf_counter() - t0, 1),
+                row(f"{name}+b{bcfg.horizon}+k{k} {label}", answers[k],
+                    seconds=round(time.perf_counter() - t0, 1), spread=model.bank.spread(cfg.gamma),
                     mean_k={kind: float(ends[rows].mean()) for kind, rows in p.slices.items()})
             model.bank = None
 
