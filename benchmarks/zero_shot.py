@@ -146,7 +146,7 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
         rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
         q = model.q_values(reward, gt.obs0, gt.action0, horizon=k)
         rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "reach": bank_cfg.reach,
-                     "agree": bank_cfg.agree, "bank_ms": bank_ms,
+                     "agree": bank_cfg.agree, "agree_spread": bank_cfg.agree_spread, "bank_ms": bank_ms,
                      "bank_states": len(model.bank), "rollout_ms": rolled, "steps_mean": round(float(ends.mean()), 2),
                      "near_ms": near_ms, "rolled_ms": rolled_ms, "answer_ms": rolled + near_ms + rolled_ms,
                      "mse": float(np.mean((q - truth) ** 2))})
