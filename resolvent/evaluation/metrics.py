@@ -74,7 +74,7 @@ def ranks(x) -> np.ndarray:
     for row, r in zip(flat, out):
         order = np.argsort(row, kind="stable")
         ahead = np.diff(row[order])                                     # (n - 1,) each sorted value to the next
-        group = np.r_[0, np.cumsum(~(ahead <= TIE * np.max(np.abs(row), initial=0.0)))]   # (n,) its tie group
+        group = np.r_[0, np.cumsum(~(ahead <= TIE * np.nanmax(np.abs(row), initial=0.0)))]   # (n,) its tie group
         counts = np.bincount(group)
         first = np.r_[0, np.cumsum(counts)[:-1]]                       # rank of each group's first value
         r[order] = (first + (counts - 1) / 2.0)[group]
