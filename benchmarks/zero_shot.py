@@ -138,7 +138,7 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
     until = model.bank.until(model.gamma) if bank_cfg.reach else None
     for k in horizons:
         ex = model.expansion(obs, act, k)
-        s_k = ex.obs[np.flatnonzero(ex.weights.reshape(-1))]      # (m n, ds): the kept members', where the bank answers
+        s_k = ex.obs[ex.kept]                                     # (m n, ds): the kept members', where the bank answers
         ends = np.full(len(obs), k) if ex.ends is None else ex.ends
         rolled = (rollout_ms[k, None] if until is None and (k, None) in rollout_ms else
                   warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k, until), repeats))

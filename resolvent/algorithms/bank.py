@@ -190,7 +190,7 @@ class Bank:
         if self._by is not None and self._by[0] is onestep and self._by[1] is policy:
             return self
         ex = expand(onestep, policy, self.starts, policy(self.starts), self.cfg.horizon)
-        self.rollout = ex.rows(np.flatnonzero(ex.weights.reshape(-1) > 0))            # the kept members': m P rows
+        self.rollout = ex.rows(ex.kept)                                                 # the kept members': m P rows
         del ex
         t, ds = self.cfg.steps, self.starts.shape[1]
         self.path_alive = self.rollout.alive[1:t + 1].reshape(-1) > 0.5                 # (T m P,)

@@ -12,32 +12,23 @@ Run on the code before the change (a checkout of it first on PYTHONPATH) for the
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 from resolvent.algorithms.expansion import expand
-from resolvent.experiments import open_run
 from resolvent.experiments.evaluate import horizon_answers
-from resolvent.experiments.scoring import score
 
-COLUMNS = ("test_mse", "traj_test_mse", "data_test_mse", "probe_r2", "traj_probe_r2", "data_probe_r2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "closure"))
+from closure import COLUMNS, cells, finished_run  # noqa: E402
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("run")
-    ap.add_argument("--methods", default=None, help="the run's operators to score (default: all)")
-    ap.add_argument("--horizons", default=None, help="k, comma-separated (default: the run's)")
     ap.add_argument("--pairs", type=int, default=10_000, help="the data's state-actions the rollout is timed at")
-    args = ap.parse_args()
-    run = Path(args.run)
-    cfg, p = open_run(run)
-    obs, act = p.raw_points()
-    methods = args.methods.split(",") if args.methods else [m for m in cfg.methods if m != "fqe"]
-    horizons = [int(k) for k in args.horizons.split(",")] if args.horizons else list(cfg.horizons)
-    print(f"{run.name}: {cfg.family} {cfg.dataset}, {len(obs)} points, seeds {cfg.seeds}")
+    args, run, cfg, p, (obs, act), methods, horizons = finished_run(ap)
     first = None
     for method in methods:
         model = p.expansion_model(run / "models", method)
@@ -65,9 +56,7 @@ def main() -> None:
             print("|---|" + "---|" * len(COLUMNS))
         answers = horizon_answers(model, p, obs, act, horizons)
         for k in sorted(horizons):
-            s = score(answers[k], p)
-            cells = " | ".join(f"{np.mean(s[c]):.4g}" if c in s else "-" for c in COLUMNS)
-            print(f"| {method}+k{k} | {cells} |", flush=True)
+            print(f"| {method}+k{k} | {cells(answers[k], p)} |", flush=True)
 
 
 if __name__ == "__main__":
