@@ -337,7 +337,7 @@ class Expansion:
                 weight = weight + np.bincount(places.reshape(-1), w.reshape(-1), minlength=len(weight))
             return closed, scipy.sparse.csr_array((weight, np.arange(len(weight)), self.repeats.offsets(rows)),
                                                   shape=(len(rows), len(weight)))
-        return self.remember(("settled", self.horizon, gamma, rows.tobytes()), make)
+        return self.remember(("settled", self.horizon, gamma, self.close, rows.tobytes()), make)
 
     def closure(self, reward: Callable, gamma: float, what: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the rows ``rows`` are closed (``close``, and a cycle repeated from a step d_j < k),

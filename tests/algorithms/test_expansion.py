@@ -1,5 +1,7 @@
 """The model-based expansion G_k: exact answers with a one-step model whose rollout is known,
 and the operator's exact properties kept (linear, monotone, constants)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from numpy._core import multiarray
@@ -681,6 +683,10 @@ def test_a_closed_cycle_answers_as_the_rollout_kept_up_forever(terminated):
         asked.clear()
         np.testing.assert_allclose(expanded_q(looped.prefix(k), reward, boot, GAMMA), want, rtol=1e-6, atol=1e-6)
         assert asked == [0]                                     # every row closed: no rows, for the leading axes
+    opened = replace(looped, close=False)                       # the same rollout, sharing its memo (Rollouts.get)
+    np.testing.assert_array_equal(expanded_q(opened, reward, boot, GAMMA),
+                                  expanded_q(expand(model._replace(close=False), twice, OBS, ACT[:, [0, 0]], 30),
+                                             reward, boot, GAMMA))
     np.testing.assert_allclose(along_q(looped, reward, boot, GAMMA, (0, 3, 8)),
                                along_q(long, reward, boot, GAMMA, (0, 3, 8)), rtol=1e-5, atol=1e-5)
     early = looped.prefix(3)                                    # the cycle found after 5 steps: nothing closed
