@@ -1,7 +1,8 @@
 """Time to an answer for one new reward: every trained operator of a run (zero-shot) against FQE.
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
-        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--fqe-budget S] [--pairs 10000]
+        [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--fqe-budget S] [--oracle dope]
+        [--pairs 10000]
         [--horizons 10,30,60] [--cycle 0,1e-4] [--distil 400] [--repeats 5] [--tiny]
 
 With ``--run`` (a finished ``resolvent evaluate`` run) its operators are used, every method of
@@ -14,10 +15,11 @@ state-action pairs of the dataset, warm (the median of ``--repeats`` after one c
   weights on the fit points); ``forward_ms``: the network's forward pass alone on the pairs;
   ``answer_ms``: both, the whole answer ``model.q_values`` gives;
 - ``mse``: the method's MSE for that reward at the ground-truth initial points;
-- ``fqe_seconds``, ``fqe_steps``: the per-reward FQE oracle (same data and hyper-parameters),
-  trained on that reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most
-  the method's (``reached``; else the whole ``--fqe-steps`` or ``--fqe-budget`` seconds, and
-  ``ratio`` is a lower bound);
+- ``fqe_seconds``, ``fqe_steps``: the per-reward FQE oracle (same data; the run's recipe, or
+  ``--oracle dope``: DOPE's, ``EvaluateConfig.oracle``; named in ``oracle``), trained on that
+  reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most the method's
+  (``reached``; else the whole ``--fqe-steps`` or ``--fqe-budget`` seconds, and ``ratio`` is a
+  lower bound); ``fqe_best_mse`` the lowest MSE it reached;
 - ``ratio``: FQE training seconds to the same MSE over ``answer_ms``; ``rolled_ratio`` (an
   expansion): over ``rolled_ms``, a new reward at points already rolled out.
 
@@ -75,6 +77,7 @@ from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.algorithms.expansion import Rollouts, expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
+from resolvent.experiments.evaluate_config import ORACLES
 from resolvent.keys import name_id
 from resolvent.transitions import Member
 
@@ -195,6 +198,8 @@ def main() -> None:
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--fqe-budget", type=float, default=math.inf,
                     help="most seconds of FQE training (checked after each chunk; default: no limit)")
+    ap.add_argument("--oracle", choices=ORACLES, default=None,
+                    help="the FQE oracle's recipe (EvaluateConfig.oracle; default: the run's)")
     ap.add_argument("--pairs", type=int, default=10_000)
     ap.add_argument("--horizons", default=None, help="expansion horizons K, comma-separated (default: the run's)")
     ap.add_argument("--distil", type=int, default=0, help="when training here: distil the expansion G_K, K this")
@@ -238,7 +243,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     # one new reward: a single test member, drawn under its own name; FQE's budget as its run
     fqe_steps = args.fqe_chunk * math.ceil(args.fqe_steps / args.fqe_chunk)
     one = dataclasses.replace(cfg, seeds=1, n_test_rewards=1, methods=("fqe",), log_every=args.fqe_chunk,
-                              steps=fqe_steps, checkpoint_every=fqe_steps, eval_points=("reset",), trust="off")
+                              steps=fqe_steps, checkpoint_every=fqe_steps, eval_points=("reset",), trust="off",
+                              oracle=args.oracle or cfg.oracle)
     p = prepare(one)
     name, reward = p.source.rewards["test"][0]
     truth, gt = np.asarray(p.sets["test"].truth["reset"][0]), p.source.gt
@@ -305,8 +311,9 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
     curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk, args.fqe_budget)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
-        r.update(fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),
-                 reached=mse <= r["mse"], ratio=round(1e3 * seconds / r["answer_ms"], 1),
+        r.update(oracle=one.oracle, fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),
+                 reached=mse <= r["mse"], fqe_best_mse=round(min(c[2] for c in curve), 4),
+                 ratio=round(1e3 * seconds / r["answer_ms"], 1),
                  **({"rolled_ratio": round(1e3 * seconds / r["rolled_ms"], 1)} if "rolled_ms" in r else {}),
                  mse=round(r["mse"], 4),
                  **{k: round(r[k], 3) for k in ("answer_ms", "encode_ms", "forward_ms", "rollout_ms", "rolled_ms",

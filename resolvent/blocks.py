@@ -19,6 +19,12 @@ import jax.numpy as jnp
 ROWS = 2048   # rows of a block: its 256-wide activations (2 MB) stay in a core's cache
 
 
+def on_cpu() -> bool:
+    """Whether JAX computes on the CPU: there work is sized to the cache; an accelerator wants
+    whole batches, and a shape it has not seen costs a compilation (seconds on a GPU)."""
+    return jax.default_backend() == "cpu"
+
+
 def in_blocks(fn: Callable, rows: int = ROWS, axis: int = 0, out_axis: int = 0, arg: int = 0) -> Callable:
     """``fn(*args)``, row-wise in its argument number ``arg`` (x) along x's ``axis``, as a function
     applied to blocks of at most ``rows`` of x's rows one after another (traced inside a jitted
@@ -34,7 +40,7 @@ def in_blocks(fn: Callable, rows: int = ROWS, axis: int = 0, out_axis: int = 0, 
 
     def run(*args):
         x, n = args[arg], args[arg].shape[axis]
-        if n <= rows or jax.default_backend() != "cpu":
+        if n <= rows or not on_cpu():
             return fn(*args)
         blocks = -(-n // rows)                                                        # ceil(n / rows)
         x = jnp.moveaxis(x, axis, 0)                                                  # (n, ...)

@@ -61,6 +61,7 @@ from numpy._core import multiarray
 from tqdm.auto import tqdm
 
 from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
+from resolvent.blocks import on_cpu
 from resolvent.rewards import probes
 
 Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
@@ -504,7 +505,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             real = (np.arange(e)[:, None] * n + live).reshape(-1)                  # (E n',)
             got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)   # real rows of the padded
             pts = live
-        x = {k: np.asarray(v)[got] for k, v in rollout_step(model, s[rows], a[rows]).items()}
+        x = {k: v[got] for k, v in jax.device_get(rollout_step(model, s[rows], a[rows])).items()}   # one copy back
         if t == 1:
             steps = {key: np.zeros((horizon, len(s), *v.shape[1:]), v.dtype) for key, v in x.items()
                      if key not in STATES}
@@ -572,8 +573,12 @@ FEWEST_ROWS = 256  # the fewest points a model step of a rollout is padded to: a
 
 
 def batch_rows(m: int, n: int) -> int:
-    """The points a model step of a rollout of n points is padded to where m of them roll: a power
-    of two, at least ``FEWEST_ROWS``, at most n."""
+    """The points a model step of a rollout of n points is padded to where m of them roll: on the
+    CPU a power of two, at least ``FEWEST_ROWS``, at most n; on an accelerator all n (a whole batch
+    costs it no more, and each new size a compilation: on an H200, the first rollout's steps paused
+    15-20 s at each, results/answer-times/h200.txt)."""
+    if not on_cpu():
+        return n
     return min(n, max(FEWEST_ROWS, 1 << max(m - 1, 0).bit_length()))
 
 

@@ -288,20 +288,24 @@ def predict(model: OneStepModel, obs, action) -> dict:
 def rollout_step(model: OneStepModel, obs, action) -> dict:
     """Every member's transition from its own state: obs (E n, ds), action (E n, da), member e's
     rows at [e n, (e + 1) n); the transition dict (E n rows). Compiled whole, once per model and
-    number of rows (``STEPS``), but for a ``split`` model, whose termination rule is the user's
-    Python, checked as it is asked."""
+    number of rows (``STEPS``), with its parameters put on the device once (a model loaded from
+    disk holds numpy arrays, which every call would copy to an accelerator again), but for a
+    ``split`` model, whose termination rule is the user's Python, checked as it is asked."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
     if model.split:
         return member_step(model, obs, action)
-    held = next((fn for m, fn in STEPS if m is model), None)
+    held = next(((fn, params) for m, fn, params in STEPS if m is model), None)
     if held is None:
-        held = jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a))
-        STEPS.insert(0, (model, held))
+        held = (jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a)),
+                jax.device_put(model.params))
+        STEPS.insert(0, (model, *held))
         del STEPS[STEPS_KEPT:]
-    return held(model.params, obs, action)
+    step, params = held
+    return step(params, obs, action)
 
 
-STEPS: list = []    # [(model, its compiled step)], the last used first: a model is held, so never mistaken
+STEPS: list = []    # [(model, its compiled step, its parameters on the device)], the last used first: a model
+#                     is held, so never mistaken
 STEPS_KEPT = 4      # the models whose compiled steps are kept
 
 

@@ -702,8 +702,8 @@ def test_a_closed_cycle_answers_as_the_rollout_kept_up_forever(terminated):
 def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypatch):
     """s_t = (-1/2)^t s_0 under pi(s) = -1.5 s: a point stops calling the model once it moves
     less than the tolerance, each at its own step (the one at 0 from the first), the others still
-    stepping (padded to a power of two); the answers are the full rollout's to within the
-    states' error, the constants exact."""
+    stepping (padded to a power of two; on an accelerator to all the points); the answers are the
+    full rollout's to within the states' error, the constants exact."""
     model = action_model([[0.0, 0.0]])
     obs = np.array([[0.5, 1.0], [-100.0, 2.0], [0.0, 0.0]], np.float32)
     damped = lambda s: -1.5 * s  # noqa: E731
@@ -715,6 +715,10 @@ def test_a_point_settling_at_a_fixed_point_answers_within_the_tolerance(monkeypa
     monkeypatch.setattr(expansion, "FEWEST_ROWS", 1)
     assert_same_rollout(expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60), settled)
     assert len(rows) < 30 and rows[0] == 3 and min(rows) < 3   # down to the points still rolling
+    rows.clear()
+    monkeypatch.setattr(expansion, "on_cpu", lambda: False)    # an accelerator: every step on all the points
+    assert_same_rollout(expand(model._replace(cycle=1e-3), damped, obs, np.zeros((3, 2), np.float32), 60), settled)
+    assert len(rows) < 30 and set(rows) == {3}
     np.testing.assert_allclose(settled.steps["obs"], plain.steps["obs"], atol=1e-2)
     boot = lambda s, a: s[None, :, 1] ** 2 + a[None, :, 0]  # noqa: E731
     np.testing.assert_allclose(expanded_q(settled, height, boot, GAMMA), expanded_q(plain, height, boot, GAMMA),

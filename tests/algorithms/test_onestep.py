@@ -95,6 +95,11 @@ def test_an_ensemble_of_members_fitted_apart():
         np.testing.assert_allclose(np.asarray(step[k]), np.asarray(eager[k]), rtol=1e-6, atol=1e-6, err_msg=k)
     back = onestep.from_arrays(onestep.to_arrays(model))
     assert back.members == 3 and back.keep == 2
+    # a model read from disk holds numpy arrays: its compiled step holds them on the device, put there once
+    onestep.rollout_step(back, np.concatenate([obs, -obs, 2 * obs]), np.tile(act, (3, 1)))
+    assert onestep.STEPS[0][0] is back
+    assert all(isinstance(v, np.ndarray) for v in jax.tree_util.tree_leaves(back.params))
+    assert all(isinstance(v, jax.Array) for v in jax.tree_util.tree_leaves(onestep.STEPS[0][2]))
     np.testing.assert_array_equal(np.asarray(onestep.predict(back, test["obs"], test["action"])["next_obs"]),
                                   np.asarray(pred["next_obs"]))
 
