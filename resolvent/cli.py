@@ -19,6 +19,7 @@ from resolvent.experiments.optimize_config import ALGORITHMS, OptimizeConfig
 from resolvent.experiments.optimize_config import METHODS as CONTROL_METHODS
 from resolvent.families import FAMILIES, get_family
 from resolvent.options import config_options, config_values, replace_paths
+from resolvent.paths import compile_cache
 from resolvent.rewards import PRIORS
 
 # Each command imports what it runs inside its body, so that `resolvent --help` and a bad option
@@ -178,6 +179,7 @@ def optimize_table(results: dict) -> str:
 @click.version_option(package_name="resolvent")
 def main() -> None:
     """Zero-shot reward transfer with operator deep Q-learning (Tang, Feng, Liu)."""
+    compile_cache()
 
 
 @main.command()

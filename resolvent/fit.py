@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Mapping
 
 from resolvent.model import CheckpointError, OperatorModel, attach_rule, load
+from resolvent.paths import compile_cache
 
 
 def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None = None, steps: int | None = None,
@@ -48,8 +49,10 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``bank=BankConfig(points=2048)``: the data's bank for any method, ``resolvent.load(out,
     "favor+b400+k30")``; ``points=0``: none, even under auto, ...). ``resume=True`` continues a
     killed run in ``out`` with its own configuration (give the same callables again; any option
-    given must agree with the run's, and the policy's actions must be the same).
+    given must agree with the run's, and the policy's actions must be the same). JAX's compiled
+    programs are kept across processes (``paths.compile_cache``).
     """
+    compile_cache()
     # the experiments (matplotlib, minari) load on the first fit, not on ``import resolvent``
     from resolvent.data.user import named_rewards
     from resolvent.experiments.evaluate import PRESETS, EvaluateConfig, dataset_source, run_evaluate

@@ -38,6 +38,7 @@ from resolvent.config import from_dict
 from resolvent.data.user import load_object
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
+from resolvent.paths import compile_cache
 from resolvent.operators import NETWORKS, KernelOperator, MaxOutOperator, make_network, widen_heads
 from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
@@ -514,7 +515,9 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     (the run's one-step model serves an operator saved without one); ``METHOD+dK`` the operator
     distilled from that expansion (one forward pass), ``METHOD+dK+kk`` its expansion of k steps (the
     student as the tail). Its ``target_policy`` is the
-    run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used)."""
+    run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used).
+    JAX's compiled programs are kept across processes (``paths.compile_cache``)."""
+    compile_cache()
     if method is None:
         results = Path(run_dir) / "results.json"
         try:

@@ -40,6 +40,7 @@ from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
 from resolvent.experiments.rundir import RunDir, finished
 from resolvent.io import atomic_write_json
+from resolvent.paths import compile_cache
 
 TASKS = {"evaluate": (EvaluateConfig, run_evaluate), "optimize": (OptimizeConfig, run_optimize)}
 SPEC_KEYS = ("task", "out", "seeds", "fixed", "axes", "grid")
@@ -240,7 +241,9 @@ def run_state(run: SweepRun) -> str:
 def run_one(task: str, config: dict, path: str) -> bool:
     """One run of a sweep (in a Ray worker, or any process): fresh, or resumed from its
     checkpoints when its folder already holds its config.json (a retried task, or a sweep started
-    again). True if resumed."""
+    again). True if resumed. A worker's compiled programs are kept for the others
+    (``paths.compile_cache``): a grid's runs compile the same programs."""
+    compile_cache()
     cls, runner = TASKS[task]
     resume = RunDir(path).config_path.is_file()
     runner(cls.from_dict(config), path, resume=resume)
