@@ -38,8 +38,8 @@ from resolvent.config import from_dict
 from resolvent.data.user import load_object
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
-from resolvent.paths import compile_cache
 from resolvent.operators import NETWORKS, KernelOperator, MaxOutOperator, make_network, widen_heads
+from resolvent.paths import compile_cache
 from resolvent.policies.actor import load_target_policy
 from resolvent.rewards.probes import evaluate_reward, reads
 

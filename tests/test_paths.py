@@ -7,8 +7,11 @@ import sys
 PROGRAM = """
 import jax, jax.numpy as jnp
 from resolvent.paths import compile_cache
+hits = []
+jax.monitoring.register_event_listener(lambda event, **kw: hits.append(event.endswith("/cache_hits")))
 print(compile_cache())
 print(float(jax.jit(lambda x: (x * 2 + 1).sum())(jnp.arange(3.0))))
+print("read" if any(hits) else "compiled")
 """
 
 
@@ -24,16 +27,16 @@ def kept(folder) -> set:
 
 
 def test_a_fresh_process_keeps_its_programs_under_resolvent_home_and_the_next_reads_them(tmp_path):
-    first = run(tmp_path)
-    assert first == [str(tmp_path / "home" / "jax"), "9.0"]
+    assert run(tmp_path) == [str(tmp_path / "home" / "jax"), "9.0", "compiled"]
     programs = kept(tmp_path / "home" / "jax")
     assert programs                                   # the jitted sum, however short its compilation
-    assert run(tmp_path) == first and kept(tmp_path / "home" / "jax") == programs   # read, nothing new
+    assert run(tmp_path) == [str(tmp_path / "home" / "jax"), "9.0", "read"]
+    assert kept(tmp_path / "home" / "jax") == programs
 
 
 def test_the_cache_is_off_on_request_and_the_users_own_jax_cache_is_left_alone(tmp_path):
-    assert run(tmp_path, RESOLVENT_COMPILE_CACHE="off") == ["None", "9.0"]
+    assert run(tmp_path, RESOLVENT_COMPILE_CACHE="off") == ["None", "9.0", "compiled"]
     assert not (tmp_path / "home" / "jax").exists()
     own = tmp_path / "own"
-    assert run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(own)) == [str(own), "9.0"]
+    assert run(tmp_path, JAX_COMPILATION_CACHE_DIR=str(own)) == [str(own), "9.0", "compiled"]
     assert not kept(tmp_path / "home" / "jax")
