@@ -294,13 +294,13 @@ def rollout_step(model: OneStepModel, obs, action) -> dict:
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
     if model.split:
         return member_step(model, obs, action)
-    held = next(((fn, params) for m, fn, params in STEPS if m is model), None)
+    held = next((entry for entry in STEPS if entry[0] is model), None)
     if held is None:
-        held = (jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a)),
+        held = (model, jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a)),
                 jax.device_put(model.params))
-        STEPS.insert(0, (model, *held))
+        STEPS.insert(0, held)
         del STEPS[STEPS_KEPT:]
-    step, params = held
+    _, step, params = held
     return step(params, obs, action)
 
 
