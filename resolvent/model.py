@@ -253,7 +253,7 @@ class OperatorModel:
         if horizon == AUTO and self.bank is not None:
             raise ValueError("the horizon's choice (auto) weighs the operator's error as the tail, not the bank's: "
                              "ask a fixed horizon k >= 1 of a model with a bank (METHOD+bK+kk)")
-        if not horizon:
+        if not horizon or not len(observations):   # no points: no rollout (nor pi asked), an empty answer
             q = self._q(reward, observations, actions)
         else:
             candidates = self._candidates() if horizon == AUTO else (horizon,)

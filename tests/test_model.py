@@ -155,6 +155,10 @@ def test_expansion_through_the_model(policy_run, run_dir):
     other.onestep, other.target_policy, other.rollouts = model.onestep, model.target_policy, model.rollouts
     assert other.expansion(obs, act, 3) is first
     np.testing.assert_array_equal(other.expansion(obs, act, 2).obs, first.prefix(2).obs)
+    for k in (3, "auto"):                                     # no points: an empty answer, nothing rolled out
+        assert model.q_values(height, obs[:0], act[:0], seed=None, horizon=k).shape == (model.n_seeds, 0)
+    with pytest.raises(ValueError, match="at least one point"):
+        model.expansion(obs[:0], act[:0], 3)
     model.target_policy = None
     with pytest.raises(ValueError, match="horizon > 0 rolls the target policy out"):
         model.q_values(height, obs + 1, act, horizon=2)

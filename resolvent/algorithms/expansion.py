@@ -471,6 +471,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     points take about 60 model steps a point), to within the tolerance's effect otherwise."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
+    if not len(obs):
+        raise ValueError("a rollout needs at least one point to start from, got none")
     e, n = model.members, len(obs)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
