@@ -27,7 +27,9 @@ Each operator of a policy-scored run also answers by its model-based expansion `
 (``--horizons``, default the run's own): ``rollout_ms`` is the one-step model's K-step rollout
 under pi from the pairs (once per set of points, shared by every reward and operator; measured
 once per K), ``answer_ms`` a new
-reward's whole answer at new points (the rollout included), ``rolled_ms`` a new reward's answer
+reward's whole answer at new points, timed whole: each call at its own ``--pairs`` pairs drawn
+afresh from the data, nothing about them held (``fresh_ms``: the rollout, the reward-free sums over
+it, the reward's evaluation and the operator's), ``rolled_ms`` a new reward's answer
 at points already rolled out (the reward a new member of the family: its family's function
 compiled once, ``transitions.Member``), ``rolled_written_ms`` the same with the reward a plain
 callable, run op by op as written; ``cycle`` the rollout's tolerance for a point repeating a cycle of
@@ -44,9 +46,9 @@ A run with a bank (``bank.points`` = P, or its default under ``auto``; ``--bank 
 ``algorithms/bank.py``; from the states the run's evaluation would roll it out from) times
 ``METHOD+bK+kk``: k model steps, then the values of the bank states nearest s_k. Its
 ``bank_ms`` is the bank's K-step rollout from the P states and its search tree (once per run, at
-fit or load time, before any reward); ``answer_ms`` at new points is the k-step rollout, the
-nearest bank states to s_k at the kept members' rows (``near_ms``, the search the answer makes)
-and a new reward's answer from them (``rolled_ms``: its
+fit or load time, before any reward); ``answer_ms`` at new points (timed whole, as above) is
+made of the k-step rollout, the nearest bank states to s_k at the kept members' rows (``near_ms``,
+the search the answer makes) and a new reward's answer from them (``rolled_ms``: its
 values along the bank's rollouts, their gather and the first k steps). With ``bank.reach`` > 0 (the
 default) each point stops rolling where the bank reaches it: the rollout (``rollout_ms``) is its
 own, at most k steps, ``steps_mean`` the model steps a point took on average.
@@ -74,7 +76,7 @@ import resolvent
 from resolvent.algorithms.bank import Bank, BankConfig, bank_starts
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.onestep import OneStepConfig
-from resolvent.algorithms.expansion import Rollouts, expand
+from resolvent.algorithms.expansion import expand
 from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 from resolvent.experiments.evaluate_config import ORACLES
@@ -107,7 +109,7 @@ def new(reward, written: bool = False):
     return Member(reward.fn, reward.param) if isinstance(reward, Member) and not written else lambda f: reward(f)
 
 
-def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth,
+def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, gt, truth, features: dict,
               repeats: int) -> list[dict]:
     """``METHOD+kauto``: the horizon chosen for the reward (the members' spread under pi against the
     operators'), then G_k at it, from the longest rollout (the choice's) at new points (``answer_ms``)
@@ -117,24 +119,20 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
     if not auto.can_choose():
         return []
 
-    def at_new_points():
-        auto.rollouts = Rollouts()
-        return auto.q_values(new(reward), obs, act)
-
-    return [{**row, "method": f"{method}+kauto", "answer_ms": warm_ms(at_new_points, repeats),
+    return [{**row, "method": f"{method}+kauto", "answer_ms": fresh_ms(auto, reward, features, len(obs), None, repeats),
              "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act), repeats),
              "chosen": auto.choose_horizon(reward, obs, act),
              "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
 
 
 def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: dict, horizons, rollout_ms: dict,
-              reward, obs, act, gt, truth, repeats: int) -> list[dict]:
+              reward, obs, act, gt, truth, features: dict, repeats: int) -> list[dict]:
     """``METHOD+bK+kk`` for each k of ``horizons`` (``model``: the operator, seed 0, with the run's
     one-step model and policy): the bank's rollout from ``starts`` and its tree once (``bank_ms``),
     then at new points the k-step rollout (``rollout_ms``: the expansion's, or with ``bank.reach``
     its own, each point stopping where the bank reaches it), the nearest bank states to s_k at
     the kept members' rows (``near_ms``: the answer's search) and a new reward's answer from them
-    (``rolled_ms``)."""
+    (``rolled_ms``); the whole answer at new points timed whole (``fresh_ms``)."""
     t0 = time.perf_counter()
     model.bank = Bank(bank_cfg, starts).build(model.onestep, model.target_policy)
     bank_ms, rows = 1e3 * (time.perf_counter() - t0), []
@@ -147,14 +145,29 @@ def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: d
                   warm_ms(lambda: expand(model.onestep, model.target_policy, obs, act, k, until), repeats))
         near_ms = warm_ms(lambda: model.bank.neighbours_of(s_k), repeats)
         rolled_ms = warm_ms(lambda: model.q_values(new(reward), obs, act, horizon=k), repeats)
+        whole = fresh_ms(model, reward, features, len(obs), k, repeats)
         q = model.q_values(reward, gt.obs0, gt.action0, horizon=k)
         rows.append({**row, "method": f"{name}+b{bank_cfg.horizon}+k{k}", "reach": bank_cfg.reach,
                      "agree": bank_cfg.agree, "agree_spread": bank_cfg.agree_spread, "bank_ms": bank_ms,
                      "bank_states": len(model.bank), "rollout_ms": rolled, "steps_mean": round(float(ends.mean()), 2),
-                     "near_ms": near_ms, "rolled_ms": rolled_ms, "answer_ms": rolled + near_ms + rolled_ms,
+                     "near_ms": near_ms, "rolled_ms": rolled_ms, "answer_ms": whole,
                      "mse": float(np.mean((q - truth) ** 2))})
     model.bank = None
     return rows
+
+
+def fresh_ms(answer, reward, features: dict, n: int, k, repeats: int) -> float:
+    """Median wall milliseconds of a new reward's whole answer by ``answer`` at new points, horizon
+    ``k``: every call at its own n state-action pairs of the data (``features``), drawn afresh (with
+    replacement where n is all of them), so nothing about them is held from a call before: the
+    rollout, its reward-free sums, the bank's search and the reward's evaluation are all timed."""
+    draws = iter(range(1, 1 << 30))
+    size = len(features["obs"])
+
+    def at_new_points():
+        i = np.random.default_rng(next(draws)).choice(size, n, replace=n >= size)
+        return answer.q_values(new(reward), features["obs"][i], features["action"][i], horizon=k)
+    return warm_ms(at_new_points, repeats)
 
 
 def seed0(model):
@@ -287,11 +300,11 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                 for label, answer in [(f"{method}+k{k}", model), *tail]:   # G_k, and with the student as its tail
                     rolled_ms = warm_ms(lambda: answer.q_values(new(reward), obs, act, horizon=k), args.repeats)
                     written_ms = warm_ms(lambda: answer.q_values(new(reward, True), obs, act, horizon=k), args.repeats)
+                    whole = fresh_ms(answer, reward, p.features, len(idx), k, args.repeats)
                     q = answer.q_values(reward, gt.obs0, gt.action0, horizon=k)
                     rows.append({**row, "method": label, "cycle": model.onestep.cycle,
                                  "rollout_ms": rollout_ms[k, cycle], "rolled_ms": rolled_ms,
-                                 "rolled_written_ms": written_ms,
-                                 "answer_ms": rollout_ms[k, cycle] + rolled_ms,
+                                 "rolled_written_ms": written_ms, "answer_ms": whole,
                                  "mse": float(np.mean((q - truth) ** 2))})
             for answer in expanding:
                 answer.onestep = own
@@ -301,9 +314,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
             for reach in (float(r) for r in args.reach.split(",")) if args.reach else (bank_cfg.reach,):
                 for agree in agrees:
                     rows += bank_rows(model, method, dataclasses.replace(bank_cfg, reach=reach, agree=agree), starts,
-                                      row, horizons, rollout_ms, reward, obs, act, gt, truth, args.repeats)
+                                      row, horizons, rollout_ms, reward, obs, act, gt, truth, p.features,
+                                      args.repeats)
         if horizons and model.onestep is not None and len(methods) > 1:
-            rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, args.repeats)
+            rows += auto_rows(run_dir, method, row, horizons, reward, obs, act, gt, truth, p.features, args.repeats)
         for r in rows[done:]:   # what is measured so far, before FQE's training (stdout has the final lines)
             print(f"measured {r['method']}: answer {r['answer_ms']:.1f} ms, MSE {r['mse']:.4g}", file=sys.stderr,
                   flush=True)

