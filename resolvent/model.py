@@ -390,7 +390,8 @@ class OperatorModel:
         spread, answers = np.zeros((len(candidates), len(observations))), []
         for part in parts:
             obs, act = observations[part], actions[part]
-            ex = expand(self.onestep, self.target_policy, obs, act, max(candidates), self._until())
+            ex = expand(self.onestep, self.target_policy, obs, act, max(candidates), self._until(),
+                        self.rollouts.buffers)
             if self.spread_checks() and len(candidates) > 1:
                 spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:

@@ -7,8 +7,8 @@ import pytest
 from numpy._core import multiarray
 
 from resolvent.algorithms import expansion
-from resolvent.algorithms.expansion import (STATES, Repeats, Rollouts, along_q, chunks, expand, expanded_q,
-                                            rollout_bytes)
+from resolvent.algorithms.expansion import (STATES, Buffers, Repeats, Rollouts, along_q, chunks, expand,
+                                            expanded_q, rollout_bytes)
 from resolvent.algorithms.horizon import point_spread
 from resolvent.rewards import probes
 from onestep_models import action_model, drift_model, ensemble, goal_ensemble, goal_model
@@ -254,6 +254,63 @@ def test_a_prefix_is_the_shorter_rollout():
     rollouts.get(model, counted, OBS + 0.1, ACT, 2)                                  # new points
     rollouts.get(model, counted, OBS + 0.1, ACT, 4)                                  # a longer horizon
     assert len(calls) == 5 + 2 + 4
+
+
+def test_buffers_lend_memory_only_where_nothing_holds_it():
+    """Buffers.take lends a buffer again once every array made from it is gone (views of views
+    included), never while one lives; sets the fill asked; keeps at most its budget of free ones."""
+    buffers = Buffers(budget=4096)
+    a = buffers.take((8, 16), np.float32, 1.0)                  # 512 bytes
+    assert np.all(a == 1.0) and buffers.nbytes() == 512
+    view = a[2:].reshape(-1)[::2]                               # a view of a view holds the buffer
+    del a
+    b = buffers.take((8, 16), np.float32)
+    assert not np.shares_memory(b, view) and buffers.nbytes() == 1024
+    address = view.base.ctypes.data
+    del view
+    c = buffers.take((4, 4), np.float64, 0.0)                   # 128 bytes: the smallest free buffer that holds it
+    assert c.ctypes.data == address and np.all(c == 0.0) and buffers.nbytes() == 1024
+    b[:] = 7.0
+    assert np.all(c == 0.0)                                      # apart from the one still lent
+    del b, c
+    big = buffers.take((1000,), np.float32)                     # 4000 bytes: the free ones beyond the budget go
+    assert buffers.nbytes() == 4000
+    del big
+    huge = buffers.take((2000,), np.float32)                    # over the budget: lent, not kept once free
+    del huge
+    buffers.take((1,), np.float32)
+    assert buffers.nbytes() <= 4096
+
+
+def test_rollouts_on_buffers_answer_as_fresh_ones():
+    """A rollout on the memory of the one dropped before it (``Rollouts``) is the fresh rollout to
+    the bit, and a rollout a caller still holds is never written over by the next."""
+    d = np.array([0.4, -0.3], np.float32)
+    model = ensemble([d, d * 1.5, -2 * d], keep=2)
+    rollouts = Rollouts()
+    first = rollouts.get(model, policy, OBS, ACT, 6)
+    kept = {field: np.copy(getattr(first, field)) for field in ("alive", "apart", "obs")}
+    kept_steps = {key: np.copy(v) for key, v in first.steps.items()}
+    second = rollouts.get(model, policy, OBS + 0.2, ACT, 6)              # first still held: new memory
+    for field in ("alive", "apart", "obs"):
+        np.testing.assert_array_equal(getattr(first, field), kept[field])
+    for key, v in first.steps.items():
+        np.testing.assert_array_equal(v, kept_steps[key])
+    held = rollouts.buffers.nbytes()
+    del first, second
+    for shift in (0.3, 0.4):                                             # the dropped one's memory lent again
+        ex = rollouts.get(model, policy, OBS + shift, ACT, 6)
+        fresh = expand(model, policy, OBS + shift, ACT, 6)
+        assert rollouts.buffers.nbytes() == held > 0
+        assert all(any(np.shares_memory(v, b) for b in rollouts.buffers.held) for v in (ex.alive, ex.apart,
+                                                                                       *ex.steps.values()))
+        for field in ("alive", "apart", "obs", "action"):
+            np.testing.assert_array_equal(getattr(ex, field), getattr(fresh, field))
+        for key in fresh.steps:
+            np.testing.assert_array_equal(ex.steps[key], fresh.steps[key])
+        np.testing.assert_array_equal(expanded_q(ex, height, bootstrap, GAMMA), expanded_q(fresh, height, bootstrap,
+                                                                                            GAMMA))
+        del ex
 
 
 def test_the_last_reward_is_evaluated_once_along_a_rollout():
