@@ -105,9 +105,13 @@ class Repeats:
     def source(self, horizon: int, rows: np.ndarray) -> np.ndarray:
         """(k, N) each step's place in ``rows``' list of distinct steps: u itself below d_j, else
         the cycle's step it copies, d_j - p_j + (u - d_j) mod p_j."""
+        return self.offsets(rows)[:-1] + self.copied(horizon, rows)
+
+    def copied(self, horizon: int, rows: np.ndarray) -> np.ndarray:
+        """(k, N) the distinct step each of the rows' first k steps is (or copies), within its row."""
         d, p = self.first[rows], self.period[rows]                                     # (N,)
         u = np.arange(horizon)[:, None]                                                # (k, 1)
-        return self.offsets(rows)[:-1] + np.where(u < d, u, d - p + (u - d) % p)
+        return np.where(u < d, u, d - p + (u - d) % p)
 
 
 def chunks(f: int, most: int, least: int | None = None) -> list[tuple[int, int]]:
@@ -266,17 +270,29 @@ class Expansion:
         """(J, F) the weight of each distinct step's reward of the rows ``rows`` in ``sums_at``'s
         sum over the first j steps, for each j of ``steps``: gamma^u c_u summed over the steps u < j
         that are (copies of) it, and below each row's own k_i where the points stopped at their own
-        steps (``ends``). Depends on the rollout alone: kept per request, for its prefixes too."""
+        steps (``ends``). Depends on the rollout alone: kept per request, for its prefixes too.
+
+        The rows go in groups by the steps they pay, min(k_i, k) rounded up to a power of two: a
+        row's steps from its own k_i on weigh 0, so a group's are summed over its length alone (the
+        bank's points stop after 5-130 of 400 steps); each distinct step is one row's, so its sum
+        is the same to the bit."""
         def make() -> np.ndarray:
             k = self.horizon
-            w = gamma ** np.arange(k)[:, None] * self.alive[:k, rows]                   # (k, N)
-            if self.ends is not None:                                                   # a row's own k_i steps only
-                w = w * (np.arange(k)[:, None] < self.row_ends[rows])
-            src = self.repeats.source(k, rows)                                          # (k, N)
-            f = self.repeats.offsets(rows)[-1]
+            base, f = self.repeats.offsets(rows)[:-1], self.repeats.offsets(rows)[-1]   # (N,) each row's list start
+            pays = np.minimum(self.row_ends[rows], k)                                   # (N,) steps a row pays
+            length = np.minimum(k, 2 ** np.ceil(np.log2(np.maximum(pays, 1))).astype(np.int64))   # (N,)
+            groups = [(int(n), np.flatnonzero(length == n)) for n in np.unique(length)]   # (steps, their rows)
+            weights = []
+            for n, at in groups:
+                w = gamma ** np.arange(n)[:, None] * self.alive[:n, rows[at]]           # (n, N_g)
+                if self.ends is not None:                                               # a row's own k_i steps only
+                    w = w * (np.arange(n)[:, None] < pays[at])
+                weights.append((n, base[at] + self.repeats.copied(n, rows[at]), w))     # (n, N_g) places, weights
             sums, lo, acc = {0: np.zeros(f)}, 0, np.zeros(f)
             for j in sorted(set(steps) - {0}):
-                acc = acc + np.bincount(src[lo:j].reshape(-1), w[lo:j].reshape(-1), minlength=f)
+                for n, src, w in weights:
+                    if lo < n:
+                        acc = acc + np.bincount(src[lo:j].reshape(-1), w[lo:j].reshape(-1), minlength=f)
                 sums[j], lo = acc, j
             return np.stack([sums[j] for j in steps]) if len(steps) else np.zeros((0, f))
         return self.remember(("fold", self.horizon, gamma, tuple(steps), rows.tobytes()), make)
