@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
 import json
 import math
 import statistics
@@ -161,7 +162,7 @@ def fresh_ms(answer, reward, features: dict, n: int, k, repeats: int) -> float:
     ``k``: every call at its own n state-action pairs of the data (``features``), drawn afresh (with
     replacement where n is all of them), so nothing about them is held from a call before: the
     rollout, its reward-free sums, the bank's search and the reward's evaluation are all timed."""
-    draws = iter(range(1, 1 << 30))
+    draws = itertools.count(1)
     size = len(features["obs"])
 
     def at_new_points():

@@ -284,7 +284,8 @@ class Expansion:
         is the same to the bit."""
         def make() -> np.ndarray:
             k = self.horizon
-            base, f = self.repeats.offsets(rows)[:-1], self.repeats.offsets(rows)[-1]   # (N,) each row's list start
+            offsets = self.repeats.offsets(rows)
+            base, f = offsets[:-1], offsets[-1]                                         # (N,) each row's list start
             pays = np.minimum(self.row_ends[rows], k)                                   # (N,) steps a row pays
             length = np.minimum(k, 2 ** np.ceil(np.log2(np.maximum(pays, 1))).astype(np.int64))   # (N,)
             groups = [(int(n), np.flatnonzero(length == n)) for n in np.unique(length)]   # (steps, their rows)
@@ -490,10 +491,12 @@ class Buffers:
         if len(buf) <= self.budget:                              # one over the budget: lent, not kept
             self.held.append(buf)                                # the last used last
         del buf
-        spare = [i for i in range(len(self.held)) if self.free(i)]
-        while spare and self.nbytes() > self.budget:             # free ones beyond the budget go, oldest first
-            del self.held[spare.pop(0)]
-            spare = [i for i in range(len(self.held)) if self.free(i)]
+        excess, i = self.nbytes() - self.budget, 0
+        while excess > 0 and i < len(self.held):                 # free ones beyond the budget go, oldest first
+            if self.free(i):
+                excess -= len(self.held.pop(i))
+            else:
+                i += 1
         if fill is not None:
             out.fill(fill)
         return out
