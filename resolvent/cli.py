@@ -234,7 +234,8 @@ def evaluate(family, preset, out, resume, **options):
                    "in a run that distilled, OPERATOR+dK (the student) and OPERATOR+dK+kk (k steps, the student "
                    "after them); in a run with a bank, OPERATOR+bK+kk (at most k steps, fewer where the bank reaches a "
                    "point (bank.reach), then the bank's values) "
-                   "[default: the one the run's `auto` chose, else attention]")
+                   "[default: the one the run's `auto` chose, else the run's most accurate against its ground "
+                   "truth, else its first operator's: resolvent.default_method]")
 @reward_options
 @click.option("--reward", "reward_ref", default=None,
               help="any reward instead of a family parameter: FILE.py:ATTR or MODULE:ATTR, a callable over the "
@@ -279,9 +280,12 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
         fail(f"{run_dir} is a run on a dataset of one's own: give the points with --at FILE.npz "
              f"(observations (n, ds), actions (n, da))")
     try:
+        why = None
+        if method is None:
+            method, why = resolvent.default_method(run_dir)
         model = resolvent.load(run_dir, method)
         if at is not None:
-            obs, act = read_points(at, len(model.x_mean))
+            obs, act = read_points(at, model.xi_features["obs"].shape[1], len(model.x_mean))
             truth, where = None, f"the {len(obs)} points of {at}"
         else:
             gamma = cfg.get("fqe", cfg).get("gamma", model.gamma)
@@ -299,8 +303,7 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
             atomic_savez(out, q=qs.mean(0), q_seeds=qs)
     except EXPECTED as e:
         fail(str(e))
-    name = method or f"{model.method}{'' if not model.horizon else f'+k{model.horizon}'}"
-    click.echo(f"{label}, method {name} ({model.n_seeds} seeds): Q at {where}")
+    click.echo(f"{label}, method {method} ({model.n_seeds} seeds{f'; {why}' if why else ''}): Q at {where}")
     control = cfg.get("task") == "optimize"      # its operator's Q is the optimal one, not the target's
     head = "optimal Q, predicted" if control else "predicted (mean over seeds)"
     if truth is None:
@@ -356,7 +359,8 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
         rewards = (load_object(rewards_ref, "rewards") if rewards_ref is not None
                    else dict(pair for named in answered_rewards(src).values() for pair in named))
         if at is not None:                              # the run's ds + da: its models' input size
-            obs, act = read_points(at, len(resolvent.load(run_dir, run_candidates(run_dir)[0]).x_mean))
+            first = resolvent.load(run_dir, run_candidates(run_dir)[0])
+            obs, act = read_points(at, first.xi_features["obs"].shape[1], len(first.x_mean))
         elif kind not in src.points:
             raise ValueError(f"{run_dir} has no evaluation points of kind {kind!r}; it has {sorted(src.points)}")
         else:
@@ -378,9 +382,9 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
         click.echo(f"written to {out}")
 
 
-def read_points(path: str, dx: int) -> tuple[np.ndarray, np.ndarray]:
+def read_points(path: str, ds: int, dx: int) -> tuple[np.ndarray, np.ndarray]:
     """The query points of an .npz: ``observations`` (n, ds) and ``actions`` (n, da), finite, with
-    ds + da = ``dx``, the run's state-action size; one clear error otherwise."""
+    ``ds`` and ds + da = ``dx`` the run's state and state-action sizes; one clear error otherwise."""
     try:
         with np.load(path) as z:
             arrays = {k: np.asarray(z[k], np.float32) for k in ("observations", "actions") if k in z.files}
@@ -393,9 +397,9 @@ def read_points(path: str, dx: int) -> tuple[np.ndarray, np.ndarray]:
     if obs.ndim != 2 or act.ndim != 2 or len(obs) != len(act) or not len(obs):
         raise ValueError(f"{path}: observations {obs.shape} and actions {act.shape} must be (n, ds) and (n, da), "
                          f"n >= 1 the same")
-    if obs.shape[1] + act.shape[1] != dx:
+    if (obs.shape[1], act.shape[1]) != (ds, dx - ds):
         raise ValueError(f"{path}: observations of {obs.shape[1]} and actions of {act.shape[1]} dimensions; the run's "
-                         f"state-actions have {dx}")
+                         f"have {ds} and {dx - ds}")
     if not (np.isfinite(obs).all() and np.isfinite(act).all()):
         raise ValueError(f"{path}: the points must be finite")
     return obs, act

@@ -1,4 +1,5 @@
 import json
+from pathlib import Path
 
 import jax.numpy as jnp
 import numpy as np
@@ -100,6 +101,54 @@ def test_typed_metadata_round_trip_and_unknown_keys(run_dir, tmp_path):
     (tmp_path / "attention.json").write_text(json.dumps(meta))
     with pytest.raises(CheckpointError, match=r"unknown architecture config keys \['dropout'\] in Arch"):
         resolvent.OperatorModel.load(tmp_path, "attention")
+
+
+def test_a_runs_default_answer(tmp_path):
+    """``load(run)`` with no method: auto's choice; else the answer most accurate against the run's
+    ground truth (geometric mean of its MSEs over the best's, ties to the longer expansion, then the
+    run's order); else the first operator's kauto, else that operator; a corrupt or empty run says so."""
+    def run(results: dict | None, methods=("favor", "fb")) -> Path:
+        d = tmp_path / str(len(list(tmp_path.iterdir())))
+        d.mkdir()
+        (d / "config.json").write_text(json.dumps({"methods": list(methods)}))
+        if results is not None:
+            (d / "results.json").write_text(json.dumps(results))
+        return d
+
+    def errors(test, probe):       # a method's entry: per-seed MSEs at the reset and dataset points
+        return {"test_mse": [test, test], "data_test_mse": [test / 2] * 2, "probe_mse": [probe] * 2,
+                "data_probe_mse": [probe / 2] * 2}
+
+    truth = {"favor": errors(200.0, 50.0), "fb": errors(300.0, 40.0), "favor+k30": errors(1.0, 2.0),
+             "favor+k400": errors(0.1, 0.2), "fb+k400": errors(0.1, 0.2), "fb+kauto": errors(0.1, 0.2),
+             "fqe": errors(0.01, 0.01)}                      # the oracle is no answer of the run's
+    assert resolvent.default_method(run({"methods": truth}))[0] == "favor+k400"   # tied: k400 > kauto, run order
+    truth["fb+k400"] = errors(0.09, 0.2)
+    assert resolvent.default_method(run({"methods": truth}))[0] == "fb+k400"
+    truth["favor+k30"] = {**errors(0.05, 0.05), "test_mse": [0.2, 0.2]}          # better on 3 of 4, 2x on one
+    assert resolvent.default_method(run({"methods": truth}))[0] == "favor+k30"
+    assert resolvent.default_method(run({"methods": truth, "auto": {"chosen": "fb+kauto"}})) == (
+        "fb+kauto", "the answer method auto kept")
+    no_truth = {m: {"trust_rel_rmse_each": {}} for m in ("favor", "favor+kauto", "fb")}
+    assert resolvent.default_method(run({"methods": no_truth}))[0] == "favor+kauto"
+    assert resolvent.default_method(run({"methods": no_truth}, ("fqe", "fb")))[0] == "fb"
+    assert resolvent.default_method(run(None, ("sf",)))[0] == "sf"               # killed before its results
+    (run(None) / "results.json").write_text("{not json")
+    with pytest.raises(CheckpointError, match="results.json is corrupt"):
+        resolvent.default_method(tmp_path / str(len(list(tmp_path.iterdir())) - 1))
+    with pytest.raises(CheckpointError, match="name the method to load"):
+        resolvent.default_method(run(None, ("fqe",)))
+
+
+def test_a_finished_runs_default_is_its_most_accurate(run_dir):
+    """On a run of its own (ground truth, no auto) the default is the answer with the lowest test
+    MSE where one answer is lowest on every error, and ``load`` gives it."""
+    results = json.loads((run_dir / "results.json").read_text())["methods"]
+    method, why = resolvent.default_method(run_dir)
+    assert "ground truth" in why and resolvent.load(run_dir).method == method
+    lowest = {k: min(results, key=lambda m: np.mean(results[m][k])) for k in ("test_mse", "probe_mse")}
+    if len(set(lowest.values())) == 1:
+        assert method == lowest["test_mse"]
 
 
 @pytest.fixture(scope="module")
