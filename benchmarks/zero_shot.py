@@ -2,6 +2,7 @@
 
     python benchmarks/zero_shot.py [--run RUN_DIR] [--family pendulum-angle] [--dataset expert]
         [--methods favor,fb,sf,attention] [--steps 15000] [--fqe-steps 100000] [--fqe-budget S] [--oracle dope]
+        [--fqe-log FILE]
         [--pairs 10000]
         [--horizons 10,30,60] [--cycle 0,1e-4] [--distil 400] [--repeats 5] [--tiny]
 
@@ -19,7 +20,8 @@ state-action pairs of the dataset, warm (the median of ``--repeats`` after one c
   ``--oracle dope``: DOPE's, ``EvaluateConfig.oracle``; named in ``oracle``), trained on that
   reward alone and scored every ``--fqe-chunk`` steps, until its MSE is at most the method's
   (``reached``; else the whole ``--fqe-steps`` or ``--fqe-budget`` seconds, and ``ratio`` is a
-  lower bound); ``fqe_best_mse`` the lowest MSE it reached;
+  lower bound); ``fqe_best_mse`` the lowest MSE it reached; ``--fqe-log`` keeps the answers measured
+  and FQE's curve as it trains (a run cut short: its bound so far);
 - ``ratio``: FQE training seconds to the same MSE over ``answer_ms``; ``rolled_ratio`` (an
   expansion): over ``rolled_ms``, a new reward at points already rolled out.
 
@@ -176,11 +178,12 @@ def seed0(model):
     return dataclasses.replace(model, params=jax.tree_util.tree_map(lambda a: a[:1], model.params))
 
 
-def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int,
-              budget: float = math.inf) -> list[tuple[int, float, float]]:
+def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int, budget: float = math.inf,
+              log: str | None = None) -> list[tuple[int, float, float]]:
     """(steps, training seconds, test MSE) of the per-reward FQE oracle every ``chunk`` steps,
     until its MSE is at most ``target_mse``, ``cfg.steps`` are spent or its training has taken
-    ``budget`` seconds."""
+    ``budget`` seconds; each point also appended to the JSON-lines file ``log`` as it comes (a long
+    run cut short keeps its curve so far: a lower bound on the ratios)."""
     fqe = make_method("fqe", cfg, p)
     state = fqe.init(named_key(cfg.seed, "fqe", "init", "0")[None], fqe.data)
     keys = named_key(cfg.seed, "fqe", "train", "0")[None]
@@ -194,6 +197,10 @@ def fqe_curve(cfg: EvaluateConfig, p, target_mse: float, chunk: int,
         seconds += time.perf_counter() - t0
         steps += chunk
         curve.append((steps, seconds, float(score(fqe.predict(state.params), p)["test_mse"][0])))
+        if log:
+            with open(log, "a") as f:
+                f.write(json.dumps({"fqe_steps": steps, "fqe_seconds": round(seconds, 3),
+                                    "fqe_mse": round(curve[-1][2], 4)}) + "\n")
         if curve[-1][2] <= target_mse:
             break
     return curve
@@ -212,6 +219,8 @@ def main() -> None:
     ap.add_argument("--fqe-chunk", type=int, default=250, help="FQE steps between its scores")
     ap.add_argument("--fqe-budget", type=float, default=math.inf,
                     help="most seconds of FQE training (checked after each chunk; default: no limit)")
+    ap.add_argument("--fqe-log", default=None,
+                    help="append FQE's (steps, seconds, MSE) to this JSON-lines file after each chunk")
     ap.add_argument("--oracle", choices=ORACLES, default=None,
                     help="the FQE oracle's recipe (EvaluateConfig.oracle; default: the run's)")
     ap.add_argument("--pairs", type=int, default=10_000)
@@ -323,7 +332,10 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
             print(f"measured {r['method']}: answer {r['answer_ms']:.1f} ms, MSE {r['mse']:.4g}", file=sys.stderr,
                   flush=True)
         done = len(rows)
-    curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk, args.fqe_budget)
+    if args.fqe_log:   # the answers measured, before FQE's long training: the log's first line
+        with open(args.fqe_log, "a") as f:
+            f.write(json.dumps({"answers": [{k: r[k] for k in ("method", "answer_ms", "mse")} for r in rows]}) + "\n")
+    curve = fqe_curve(one, p, min(r["mse"] for r in rows), args.fqe_chunk, args.fqe_budget, args.fqe_log)
     for r in rows:
         steps, seconds, mse = next((c for c in curve if c[2] <= r["mse"]), curve[-1])
         r.update(oracle=one.oracle, fqe_steps=steps, fqe_seconds=round(seconds, 3), fqe_mse=round(mse, 4),

@@ -49,6 +49,8 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     args, fields = RUNS[script]
     if script == "ablation.py":
         args = [*args, "--out", str(tmp_path / "ablation")]
+    if script == "zero_shot.py":   # FQE's curve logged as it trains
+        args = [*args, "--fqe-log", str(tmp_path / "fqe.jsonl")]
     if script == "expansion.py":   # the refit kept in a file, every answer written
         args = [*args, "--onestep-file", str(tmp_path / "model.npz"), "--predictions", str(tmp_path / "answers.npz")]
     out = run(script, args, tmp_path)
@@ -77,6 +79,10 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
         assert bank["bank_ms"] > 0 and bank["bank_states"] > 0 and bank["near_ms"] > 0
         for r in (r for r in results if "+kauto" in r["method"]):   # the choice's rollout at new points
             assert r["chosen"] in (0, 2) and 0 < r["rolled_ms"]
+        log = [json.loads(line) for line in (tmp_path / "fqe.jsonl").read_text().splitlines()]
+        assert [a["method"] for a in log[0]["answers"]] == [r["method"] for r in results]   # the answers, then
+        assert [c["fqe_steps"] for c in log[1:]] == [10 * (i + 1) for i in range(len(log) - 1)] and len(log) > 1
+        assert log[-1]["fqe_seconds"] == max(r["fqe_seconds"] for r in results)           # FQE's chunks as it went
     if script == "ablation.py":
         assert [r["variant"] for r in results] == [{"m": 8}]
     if script == "expansion.py":
