@@ -18,6 +18,7 @@ from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, M
 from resolvent.experiments.optimize_config import ALGORITHMS, OptimizeConfig
 from resolvent.experiments.optimize_config import METHODS as CONTROL_METHODS
 from resolvent.families import FAMILIES, get_family
+from resolvent.model import default_method
 from resolvent.options import config_options, config_values, replace_paths
 from resolvent.paths import compile_cache
 from resolvent.rewards import PRIORS
@@ -225,6 +226,12 @@ def evaluate(family, preset, out, resume, **options):
 
     launch(lambda: evaluate_config(family, preset, options), lambda cfg: run_evaluate(cfg, out, resume=resume),
            out, results_table, "mse.png")
+    try:
+        method, why = default_method(out)
+    except EXPECTED:          # a run of the FQE oracle alone answers no new reward
+        return
+    click.echo(f"any reward, zero-shot: resolvent q {out} --reward FILE.py:ATTR [--at POINTS.npz]   "
+               f"(answered by {method}, {why})")
 
 
 @main.command()
@@ -282,7 +289,7 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
     try:
         why = None
         if method is None:
-            method, why = resolvent.default_method(run_dir)
+            method, why = default_method(run_dir)
         model = resolvent.load(run_dir, method)
         if at is not None:
             obs, act = read_points(at, model.xi_features["obs"].shape[1], len(model.x_mean))

@@ -536,17 +536,17 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
     if chosen:
         return chosen, "the answer method auto kept"
     answers = {m: e for m, e in found.get("methods", {}).items() if m != "fqe"}
-    metrics = [k for k in TRUTH_METRICS
-               if answers and all(np.size(e.get(k, [])) and np.all(np.isfinite(e[k])) for e in answers.values())]
-    if metrics:
-        err = {m: np.array([np.mean(answers[m][k]) for k in metrics]) for m in answers}      # (M,) per answer
-        best = np.min(list(err.values()), 0)                                                 # (M,)
-        score = {m: float(np.exp(np.mean(np.log(np.maximum(e, 1e-300) / np.maximum(best, 1e-300)))))
-                 for m, e in err.items()}
+    metrics = [k for k in TRUTH_METRICS if answers and all(np.size(e.get(k, [])) for e in answers.values())]
+    err = {m: np.array([np.mean(np.asarray(e[k], float)) for k in metrics]) for m, e in answers.items()}   # (M,)
+    err = {m: np.where(np.isfinite(v), np.maximum(v, 1e-300), np.inf) for m, v in err.items()}   # diverged: worst
+    best = np.min(list(err.values()), 0) if answers else np.zeros(0)                            # (M,)
+    used = np.isfinite(best)                                                  # (M,) the errors some answer has
+    if used.any():
+        score = {m: float(np.exp(np.mean(np.log(v[used] / best[used])))) for m, v in err.items()}
         order = list(answers)
         pick = min(order, key=lambda m: (score[m], -horizon_rank(split_method(m)[1]), order.index(m)))
         return pick, (f"the run's most accurate against its ground truth: its MSEs {score[pick]:.3g}x the best "
-                      f"answer's, geometric mean over {', '.join(metrics)}")
+                      f"answer's, geometric mean over {', '.join(np.asarray(metrics)[used])}")
     config = run / "config.json"
     try:
         methods = json.loads(config.read_text()).get("methods", ()) if config.is_file() else ()

@@ -19,6 +19,8 @@ def run_dir(tmp_path_factory):
                                     "--methods", "attention,linear,vanilla,sf", *TINY, "--out", str(out)])
     assert res.exit_code == 0, res.output
     assert "attention" in res.output and "test mse" in res.output and "probe r2" in res.output
+    method, why = resolvent.default_method(out)   # and how to ask it any reward, by which answer and why
+    assert f"any reward, zero-shot: resolvent q {out} --reward" in res.output and f"by {method}, {why}" in res.output
     return out
 
 

@@ -129,6 +129,11 @@ def test_a_runs_default_answer(tmp_path):
     assert resolvent.default_method(run({"methods": truth}))[0] == "favor+k30"
     assert resolvent.default_method(run({"methods": truth, "auto": {"chosen": "fb+kauto"}})) == (
         "fb+kauto", "the answer method auto kept")
+    nan = [float("nan")] * 2
+    diverged = {"favor": {**errors(0.01, 0.01), "test_mse": nan}, "fb": errors(1.0, 1.0)}   # a NaN: the worst
+    assert resolvent.default_method(run({"methods": diverged}))[0] == "fb"
+    diverged["fb"]["test_mse"] = nan                                      # an error no answer has: not counted
+    assert resolvent.default_method(run({"methods": diverged}))[0] == "favor"
     no_truth = {m: {"trust_rel_rmse_each": {}} for m in ("favor", "favor+kauto", "fb")}
     assert resolvent.default_method(run({"methods": no_truth}))[0] == "favor+kauto"
     assert resolvent.default_method(run({"methods": no_truth}, ("fqe", "fb")))[0] == "fb"
