@@ -509,6 +509,14 @@ class Policy:
         return a[0] if single else a
 
 
+def read_run_json(path: Path) -> dict:
+    """A run's results.json or config.json: {} where there is none, one clear error where it is corrupt."""
+    try:
+        return json.loads(path.read_text()) if path.is_file() else {}
+    except json.JSONDecodeError as e:
+        raise CheckpointError(f"{path} is corrupt: {e}") from None
+
+
 TRUTH_METRICS = tuple(f"{kind}{rewards}_mse" for rewards in ("test", "probe") for kind in ("", "traj_", "data_"))
 # results.json's errors against the ground truth that rank a run's answers (``default_method``)
 
@@ -527,11 +535,7 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
 
     Read from the run's results.json (and config.json for 3); a run with neither has no answer."""
     run = Path(run_dir)
-    results = run / "results.json"
-    try:
-        found = json.loads(results.read_text()) if results.is_file() else {}
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{results} is corrupt: {e}") from None
+    found = read_run_json(run / "results.json")
     chosen = found.get("auto", {}).get("chosen")
     if chosen:
         return chosen, "the answer method auto kept"
@@ -543,15 +547,10 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
     used = np.isfinite(best)                                                  # (M,) the errors some answer has
     if used.any():
         score = {m: float(np.exp(np.mean(np.log(v[used] / best[used])))) for m, v in err.items()}
-        order = list(answers)
-        pick = min(order, key=lambda m: (score[m], -horizon_rank(split_method(m)[1]), order.index(m)))
+        pick = min(answers, key=lambda m: (score[m], -horizon_rank(split_method(m)[1])))   # ties: the run's order
         return pick, (f"the run's most accurate against its ground truth: its MSEs {score[pick]:.3g}x the best "
                       f"answer's, geometric mean over {', '.join(np.asarray(metrics)[used])}")
-    config = run / "config.json"
-    try:
-        methods = json.loads(config.read_text()).get("methods", ()) if config.is_file() else ()
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{config} is corrupt: {e}") from None
+    methods = read_run_json(run / "config.json").get("methods", ())
     first = next((m for m in methods if m not in ("fqe", "auto")), None)
     if first is None:
         raise CheckpointError(f"{run_dir} holds no finished run (no results.json, no operator in a config.json): "
