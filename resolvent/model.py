@@ -509,12 +509,25 @@ class Policy:
         return a[0] if single else a
 
 
+REBUILT = {"results.json": "move it away to rebuild it from the run (--resume)",
+           "config.json": "restore it from a copy: it holds the run's settings, which nothing else does"}
+# what to do with a damaged run file (``read_run_json``): results.json is remade from the run's checkpoints
+
+
 def read_run_json(path: Path) -> dict:
-    """A run's results.json or config.json: {} where there is none, one clear error where it is corrupt."""
+    """A run's (or a sweep's) JSON file: {} where there is none; where it is damaged (not JSON, not
+    a JSON object) one error naming the file and what to do (``REBUILT``)."""
+    if not path.is_file():
+        return {}
+    what = REBUILT.get(path.name, "move it away and run again what wrote it")
     try:
-        return json.loads(path.read_text()) if path.is_file() else {}
-    except json.JSONDecodeError as e:
-        raise CheckpointError(f"{path} is corrupt: {e}") from None
+        found = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise CheckpointError(f"{path} is corrupt ({e}); {what}") from None
+    if not isinstance(found, dict):
+        raise CheckpointError(f"{path} is not a resolvent run file (a JSON object, not {type(found).__name__}); "
+                              f"{what}")
+    return found
 
 
 TRUTH_METRICS = tuple(f"{kind}{rewards}_mse" for rewards in ("test", "probe") for kind in ("", "traj_", "data_"))
@@ -592,7 +605,7 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     if banked:
         model.bank = load_bank(models, banked)
     if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
-        config = json.loads((Path(run_dir) / "config.json").read_text())
+        config = read_run_json(Path(run_dir) / "config.json")
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
         model.stretches = load_stretches(models)
         model.peers = tuple(OperatorModel.load(models, m) for m in config.get("methods", ())   # the run's operators
@@ -701,12 +714,9 @@ class RunPolicy:
 
 
 def run_policy(run_dir: str | Path) -> RunPolicy | None:
-    """The target policy a run's config.json names, or None (a policy given in Python)."""
-    path = Path(run_dir) / "config.json"
-    try:
-        cfg = json.loads(path.read_text()) if path.is_file() else {}
-    except json.JSONDecodeError:
-        return None
+    """The target policy a run's config.json names, or None (a policy given in Python, or no
+    config.json); a damaged config.json is named (``read_run_json``)."""
+    cfg = read_run_json(Path(run_dir) / "config.json")
     if cfg.get("data") is None and cfg.get("family"):
         return RunPolicy(cfg["family"], None)
     return RunPolicy(None, cfg["policy"]) if cfg.get("policy") else None

@@ -1,4 +1,5 @@
 import json
+import shutil
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -6,7 +7,7 @@ import numpy as np
 import pytest
 
 import resolvent
-from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import distil_targets
 from resolvent.algorithms.bank import BankConfig
 from resolvent.algorithms.distil import DistilConfig
@@ -154,6 +155,28 @@ def test_a_finished_runs_default_is_its_most_accurate(run_dir):
     lowest = {k: min(results, key=lambda m: np.mean(results[m][k])) for k in ("test_mse", "probe_mse")}
     if len(set(lowest.values())) == 1:
         assert method == lowest["test_mse"]
+
+
+def test_a_damaged_run_file_is_named_with_what_to_do(run_dir, tmp_path):
+    """A corrupt config.json (the run's settings: restore it) or a results.json that is JSON but no
+    object (rebuilt on --resume) is one CheckpointError naming the file, from ``load`` (the target
+    policy and METHOD+kauto read config.json), ``default_method`` and the run folder alike; the
+    models themselves are untouched."""
+    copy = tmp_path / "run"
+    shutil.copytree(run_dir, copy)
+    (copy / "results.json").write_text("[1, 2]")
+    for ask in (lambda: resolvent.default_method(copy), lambda: RunDir(copy).read_results()):
+        with pytest.raises(CheckpointError, match=r"results.json is not a resolvent run file .*--resume"):
+            ask()
+    (copy / "results.json").write_text('{"methods": []}')
+    with pytest.raises(CheckpointError, match="its methods are not an object"):
+        RunDir(copy).read_results()
+    (copy / "config.json").write_bytes(b"\xff{")
+    for ask in (lambda: resolvent.load(copy, "attention"), lambda: resolvent.load(copy, "attention+kauto"),
+                lambda: RunDir(copy).read_config()):
+        with pytest.raises(CheckpointError, match=r"config.json is corrupt .*restore it from a copy"):
+            ask()
+    assert sorted(p.name for p in (copy / "models").iterdir()) == sorted(p.name for p in (run_dir / "models").iterdir())
 
 
 @pytest.fixture(scope="module")

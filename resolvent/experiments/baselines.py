@@ -17,7 +17,6 @@ reward) next to the baselines'; ``resolvent figure transfer`` draws them.
 from __future__ import annotations
 
 import dataclasses
-import json
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ from resolvent.evaluation import actor_returns
 from resolvent.experiments.optimize import (OptimizeConfig, eval_seed, run_optimize,
                                             stratified_test_params)
 from resolvent.experiments.rundir import RunDir
+from resolvent.model import read_run_json
 from resolvent.families import get_family
 from resolvent.keys import named_key
 from resolvent.policies.td3 import train_td3
@@ -50,7 +50,7 @@ def run_baselines(cfg: OptimizeConfig, out: str | Path, kinds=KINDS, td3_steps: 
     family = get_family(cfg.family)
     run = RunDir(out)
     path = run.path / "baselines.json"
-    summary = json.loads(path.read_text()) if path.is_file() else {}
+    summary = read_run_json(path)
     summary.update(family=cfg.family, dataset=cfg.dataset, config=cfg.to_dict())
     rewards = summary.setdefault("rewards", {})
     if zero_shot is not None:

@@ -16,7 +16,7 @@ import numpy as np  # noqa: E402
 
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
-from resolvent.model import AUTO, CheckpointError, split_method  # noqa: E402
+from resolvent.model import AUTO, CheckpointError, read_run_json, split_method  # noqa: E402
 
 LABELS = {"attention": "Attention operator", "linear": "Linear operator",
           "vanilla": "Vanilla operator", "sf": "Successor features", "maxout": "Max-out operator",
@@ -78,7 +78,7 @@ def plot_mse(run_dir: str | Path, name: str = "mse.png") -> Path:
     """MSE (top) and R^2 (bottom) for the training, test and out-of-family probe rewards, as
     in the paper's OPE figure plus the probes; the per-reward FQE oracle dashed."""
     run = RunDir(run_dir)
-    cfg = json.loads(run.config_path.read_text())
+    cfg = run.read_config()
     rows = run.read_metrics()
     sets = [s for s in ("train", "test", "probe") if any(r.get(f"{s}_mse") is not None for r in rows)]
     if not sets:   # no ground truth: the Bellman residual along training, and the trust report's agreement
@@ -271,7 +271,7 @@ def plot_returns(run_dir: str | Path, name: str = "returns.png") -> Path:
     """Episodic return along training under the original and each logged test reward, as in
     the paper's policy-optimisation figure, with the TD3 target policy as a reference line."""
     run = RunDir(run_dir)
-    cfg = json.loads(run.config_path.read_text())
+    cfg = run.read_config()
     res = run.read_results()
     rows = run.read_metrics()
     tests = sorted({k for r in rows for k in r.get("test_returns", {})},
@@ -290,7 +290,7 @@ def plot_returns(run_dir: str | Path, name: str = "returns.png") -> Path:
 
 def plot_run(run_dir: str | Path) -> Path:
     """The plot of a run directory, whichever its task."""
-    cfg = json.loads(RunDir(run_dir).config_path.read_text())
+    cfg = RunDir(run_dir).read_config()
     return plot_returns(run_dir) if cfg.get("task") == "optimize" else plot_evaluate(run_dir)
 
 
@@ -320,7 +320,7 @@ def figure_transfer(root: str | Path, out: str | Path, name: str = "transfer.png
     (trained for the original reward); bars are means over seeds, whiskers their std."""
     found = {}
     for path in sorted(Path(root).rglob("baselines.json")):
-        summary = json.loads(path.read_text())
+        summary = read_run_json(path)
         if summary.get("rewards"):
             found.setdefault((summary["family"], summary["dataset"]), summary)
     if not found:

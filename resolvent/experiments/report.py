@@ -26,7 +26,6 @@ import csv
 import fnmatch
 import hashlib
 import io
-import json
 import os
 import shutil
 import warnings
@@ -43,6 +42,7 @@ from rliable import library as rly  # noqa: E402
 
 from resolvent.experiments.plots import COLORS, FAMILY_ORDER, KIND_ORDER, LABELS, legend_of, save_figure  # noqa: E402
 from resolvent.experiments.rundir import RunDir, finished  # noqa: E402
+from resolvent.model import read_run_json  # noqa: E402
 from resolvent.io import atomic_write_bytes, atomic_write_json  # noqa: E402
 
 # evaluate: at the reset points, then at the dataset's states (``data_*``, where runs score them:
@@ -122,7 +122,7 @@ def load_manifest(sweep_dir: str | Path) -> dict:
     path = Path(sweep_dir) / "sweep.json"
     if not path.is_file():
         raise FileNotFoundError(f"{sweep_dir} has no sweep.json: not a sweep folder (`resolvent sweep SPEC` makes one)")
-    return json.loads(path.read_text())
+    return read_run_json(path)
 
 
 def read_sweep(sweep_dir: str | Path) -> tuple[str, list[Cell]]:

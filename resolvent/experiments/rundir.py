@@ -14,7 +14,7 @@ import numpy as np
 
 from resolvent.experiments.events import EventLog
 from resolvent.io import DiskFullError, atomic_write_bytes, atomic_write_json
-from resolvent.model import CheckpointError
+from resolvent.model import CheckpointError, read_run_json
 
 
 class RunInUseError(RuntimeError):
@@ -147,25 +147,17 @@ class RunDir:
         return self.read_results().get("methods", {})
 
     def read_results(self) -> dict:
-        """results.json, {} if there is none yet; a damaged one is named."""
-        path = self.path / "results.json"
-        if not path.is_file():
-            return {}
-        try:
-            res = json.loads(path.read_text())
-        except (json.JSONDecodeError, UnicodeDecodeError) as e:
-            raise CheckpointError(f"{path} is corrupt ({e}); move it away to rebuild it from the run") from None
-        if not isinstance(res, dict) or not isinstance(res.get("methods", {}), dict):
-            raise CheckpointError(f"{path} is not a resolvent results file; move it away to rebuild it")
+        """results.json, {} if there is none yet; a damaged one is named (``read_run_json``)."""
+        res = read_run_json(self.path / "results.json")
+        if not isinstance(res.get("methods", {}), dict):
+            raise CheckpointError(f"{self.path / 'results.json'} is not a resolvent results file (its methods are "
+                                  f"not an object); move it away to rebuild it from the run (--resume)")
         return res
 
     def read_config(self) -> dict:
         if not self.config_path.is_file():
             raise FileNotFoundError(f"{self.path} has no config.json: it is not a resolvent run directory")
-        try:
-            return json.loads(self.config_path.read_text())
-        except json.JSONDecodeError as e:
-            raise CheckpointError(f"{self.config_path} is corrupt: {e}") from None
+        return read_run_json(self.config_path)
 
     def append_metrics(self, rows: list[dict]) -> None:
         """Append rows (and write them as TensorBoard events, ``tb/``); a failed write (a full

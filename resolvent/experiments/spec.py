@@ -39,6 +39,7 @@ from tqdm.auto import tqdm
 from resolvent.experiments.evaluate import EvaluateConfig, run_evaluate
 from resolvent.experiments.optimize import OptimizeConfig, run_optimize
 from resolvent.experiments.rundir import RunDir, finished
+from resolvent.model import read_run_json
 from resolvent.io import atomic_write_json
 from resolvent.paths import compile_cache
 
@@ -258,7 +259,7 @@ def write_manifest(sweep: Sweep) -> dict:
     path = sweep.out / "sweep.json"
     new = sweep.manifest()
     if path.is_file():
-        old = json.loads(path.read_text())
+        old = read_run_json(path)
         if old["task"] != sweep.task:
             raise ValueError(f"{sweep.out} holds the runs of an {old['task']!r} sweep; give the {sweep.task!r} "
                              f"sweep another folder (its spec's `out`)")
