@@ -242,7 +242,8 @@ def evaluate(family, preset, out, resume, **options):
                    "after them); in a run with a bank, OPERATOR+bK+kk (at most k steps, fewer where the bank reaches a "
                    "point (bank.reach), then the bank's values) "
                    "[default: the one the run's `auto` chose, else the run's most accurate against its ground "
-                   "truth, else its first operator's: resolvent.default_method]")
+                   "truth, else the one auto's rule keeps by its trust report, else its first operator's: "
+                   "resolvent.default_method]")
 @reward_options
 @click.option("--reward", "reward_ref", default=None,
               help="any reward instead of a family parameter: FILE.py:ATTR or MODULE:ATTR, a callable over the "

@@ -543,10 +543,12 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
        points, mean over seeds) of its MSE over the best answer's, ties to the longest expansion,
        then the run's order (a run of the README's main job: an operator's G_400, where the
        operator alone, the paper's attention, has 1e3-1e4 times its test MSE);
-    3. else the run's first operator answering by its horizon chosen per reward (``+kauto``,
+    3. else, where the run made the trust report (a dataset of one's own, operators named), the
+       answer auto's rule keeps among the run's (results.json's ``trusted``);
+    4. else the run's first operator answering by its horizon chosen per reward (``+kauto``,
        reference-free) where the run has that answer, else that operator alone.
 
-    Read from the run's results.json (and config.json for 3); a run with neither has no answer."""
+    Read from the run's results.json (and config.json for 4); a run with neither has no answer."""
     run = Path(run_dir)
     found = read_run_json(run / "results.json")
     chosen = found.get("auto", {}).get("chosen")
@@ -563,6 +565,9 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
         pick = min(answers, key=lambda m: (score[m], -horizon_rank(split_method(m)[1])))   # ties: the run's order
         return pick, (f"the run's most accurate against its ground truth: its MSEs {score[pick]:.3g}x the best "
                       f"answer's, geometric mean over {', '.join(np.asarray(metrics)[used])}")
+    trusted = found.get("trusted", {}).get("chosen")
+    if trusted:
+        return trusted, "the answer auto's rule keeps among the run's, by its trust report"
     methods = read_run_json(run / "config.json").get("methods", ())
     first = next((m for m in methods if m not in ("fqe", "auto")), None)
     if first is None:
@@ -576,7 +581,8 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
 def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
     method, ``default_method``'s: the one ``method="auto"`` chose, else the run's most accurate
-    answer against its ground truth, else its first operator's.
+    answer against its ground truth, else the one auto's rule keeps by its trust report, else its
+    first operator's.
     ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
     (the run's one-step model serves an operator saved without one); ``METHOD+dK`` the operator
     distilled from that expansion (one forward pass), ``METHOD+dK+kk`` its expansion of k steps (the

@@ -138,6 +138,8 @@ def test_a_runs_default_answer(tmp_path):
     no_truth = {m: {"trust_rel_rmse_each": {}} for m in ("favor", "favor+kauto", "fb")}
     assert resolvent.default_method(run({"methods": no_truth}))[0] == "favor+kauto"
     assert resolvent.default_method(run({"methods": no_truth}, ("fqe", "fb")))[0] == "fb"
+    assert resolvent.default_method(run({"methods": no_truth, "trusted": {"chosen": "fb"}}))[0] == "fb"   # the rule's
+    assert resolvent.default_method(run({"methods": truth, "trusted": {"chosen": "fb"}}))[0] == "favor+k30"   # truth's
     assert resolvent.default_method(run(None, ("sf",)))[0] == "sf"               # killed before its results
     (run(None) / "results.json").write_text("{not json")
     with pytest.raises(CheckpointError, match="results.json is corrupt"):

@@ -350,11 +350,14 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
         base = {m: r for m, r in results["methods"].items() if not split_method(m)[1]}
         methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
-        if not cfg.auto:
+        # auto: its candidates' answers; a run of named operators with the trust report: theirs, the
+        # same rule's pick its default answer (``resolvent.default_method``, where no ground truth ranks them)
+        pool = AUTO_CANDIDATES if cfg.auto else cfg.methods
+        candidates = tuple(m for m in methods if m != "fqe" and split_method(m)[0] in pool)
+        if not cfg.auto and not any("trust_rel_rmse_each" in methods[m] for m in candidates):
             return {"methods": methods}
-        candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-        choice = choose_method(methods, candidates, cfg.auto_tie)
-        return {"methods": methods, "auto": with_bank(methods, choice, cfg.auto_tie)}
+        choice = with_bank(methods, choose_method(methods, candidates, cfg.auto_tie), cfg.auto_tie)
+        return {"methods": methods, "auto" if cfg.auto else "trusted": choice}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
                           plot_evaluate if plot else None, finish)

@@ -17,6 +17,7 @@ from resolvent.experiments.evaluate import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.cli import main
 from resolvent.data.user import load_dataset, record_dataset
 from resolvent.experiments.rundir import RunDir
+from resolvent.experiments.trust import choose_method, with_bank
 from resolvent.experiments.sources import config_source
 from resolvent.model import horizon_rank, split_bank, split_method
 
@@ -123,6 +124,14 @@ def test_no_environment_reports_bellman_residuals(dataset, tmp_path):
     # the oracle's own Bellman residual on the same transitions, printed beside the methods'
     assert saved["trust_oracle"]["trust_bellman"] > 0 and "(FQE itself)" in res.output and "Bellman" in res.output
     assert np.isfinite(rows[-1]["trust_r2"]) and (tmp_path / "r" / "scatter.png").is_file()
+    # no auto, no ground truth: auto's rule over the run's own answers is its default answer
+    tie = EvaluateConfig().auto_tie
+    kept = with_bank(saved["methods"], choose_method(saved["methods"], ("attention", "vanilla"), tie), tie)
+    assert "auto" not in saved and saved["trusted"] == kept
+    assert resolvent.default_method(tmp_path / "r") == (kept["chosen"], "the answer auto's rule keeps among the "
+                                                                       "run's, by its trust report")
+    assert f"(answered by {kept['chosen']}, the answer auto's rule keeps" in res.output
+    assert resolvent.load(tmp_path / "r").method == kept["chosen"]
 
 
 def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_path):
