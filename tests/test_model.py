@@ -69,7 +69,7 @@ def test_save_then_load_gives_identical_q_values(run_dir, tmp_path):
 def test_bad_reward_callables(run_dir):
     model = resolvent.load(run_dir, method="attention")
     obs, act = np.zeros((2, 3), np.float32), np.zeros((2, 1), np.float32)
-    with pytest.raises(ValueError, match=r"returned shape \(16, 3\) on 16 reference points"):
+    with pytest.raises(ValueError, match=r"returned shape \(16, 3\) on the reference points \(16 transitions\)"):
         model.q_values(lambda f: f["obs"], obs, act)
     with pytest.raises(ValueError, match="non-finite"):
         model.q_values(lambda f: f["obs"][:, 0] / 0.0 * 0.0, obs, act)

@@ -52,12 +52,12 @@ def evaluate_reward(reward: Reward, features: Mapping, what: str, name: str = "r
         if not (isinstance(values, jax.Array) and values.dtype == jnp.float32):   # a compiled member's already is
             values = jnp.asarray(values, jnp.float32)
     except KeyError as e:
-        raise ValueError(f"{name} asked for {e}, which the {what} do not store; "
+        raise ValueError(f"{name} asked for {e}, not among the quantities of the {what}; "
                          f"available: {sorted(features)}") from None
     except Exception as e:  # noqa: BLE001 - the user's code: name it and what it raised
         raise ValueError(f"{name} failed on the {what}: {type(e).__name__}: {e}") from None
     if values.shape != (n,):
-        raise ValueError(f"{name} returned shape {tuple(values.shape)} on {n} {what}; "
+        raise ValueError(f"{name} returned shape {tuple(values.shape)} on the {what} ({n} transitions); "
                          f"expected ({n},), one value per transition")
     if not bool(jnp.all(jnp.isfinite(values))):
         unknown = sorted(k for k, v in features.items()
