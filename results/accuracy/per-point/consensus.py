@@ -10,8 +10,9 @@ candidate whose answers to the run's training rewards (the dataset's own on a da
 closest to the candidates' per-point median (each reward's deviation over the median's variance
 across the points): a per-point medoid. Its MSE on the test (or training) and probe rewards over
 the best single candidate's, beside auto's pick's (``choose_method`` + ``with_bank``, band 1.5,
-recomputed from each run's trust report) and the per-point median of the answers (not linear in r:
-a reference only). Every committed run with predictions (``predictions.npz``) is read.
+recomputed from each run's trust report), the same medoid among the long expansions only (K >=
+``LONG``, and kauto), and the per-point median of the answers (not linear in r: a reference only).
+Every committed run with predictions (``predictions.npz``) is read.
 """
 from __future__ import annotations
 
@@ -21,48 +22,51 @@ import sys
 import numpy as np
 
 from resolvent.experiments.trust import choose_method, with_bank
+from resolvent.model import AUTO, split_method
+
+LONG = 150   # the long expansions' pool: METHOD+kK with K >= this, and METHOD+kauto
 
 
-def load(d):
-    z = np.load(f"{d}/predictions.npz")
-    with open(f"{d}/results.json") as f:
-        r = json.load(f)
-    return z, r
+def medoid_mse(z, pool: list[str], kind: str, rewards: str, truth: np.ndarray) -> float:
+    """MSE on ``rewards`` of each point's medoid among ``pool``, chosen by the training rewards' answers."""
+    signal = np.stack([z[f"{m}|train|{kind}|pred"] for m in pool])                    # (C, R, n)
+    median = np.median(signal, 0)                                                      # (R, n)
+    pick = ((signal - median) ** 2 / (median.var(1, keepdims=True) + 1e-12)).mean(1).argmin(0)   # (n,)
+    answers = np.stack([z[f"{m}|{rewards}|{kind}|pred"] for m in pool])                # (C, R', n)
+    return float(((answers[pick, :, np.arange(answers.shape[2])].T - truth) ** 2).mean())
 
 
-for d in sys.argv[1:]:
-    z, r = load(d)
-    meths = sorted({k.split("|")[0] for k in z.files if k.split("|")[0] != "fqe"})
-    kinds = [k for k in ("reset", "trajectory", "dataset")
-             if f"{meths[0]}|test|{k}|pred" in z.files or f"{meths[0]}|train|{k}|pred" in z.files]
-    sets = [s for s in ("test", "probe") if f"{meths[0]}|{s}|{kinds[0]}|pred" in z.files]
-    if "test" not in sets:
-        sets = ["train", "probe"] if f"{meths[0]}|probe|{kinds[0]}|pred" in z.files else ["train"]
-    try:
-        candidates = tuple(m for m in meths if m in r["methods"])
-        auto = with_bank(r["methods"], choose_method(r["methods"], candidates, 1.5), 1.5)["chosen"]
-    except ValueError:          # no trust report: auto cannot choose
-        auto = None
-    out = {}
-    for kind in kinds:
-        # reward-free signal: the train rewards' answers (the family's training rewards / the dataset's own)
-        sig = "train" if f"{meths[0]}|train|{kind}|pred" in z.files else "heldout"
-        P = np.stack([z[f"{m}|{sig}|{kind}|pred"] for m in meths])       # (C, R, n)
-        med = np.median(P, 0)                                            # (R, n)
-        scale = med.var(1, keepdims=True) + 1e-12                        # (R, 1)
-        dev = ((P - med) ** 2 / scale).mean(1)                           # (C, n)
-        pick = dev.argmin(0)                                             # (n,)
-        for s in sets:
-            Q = np.stack([z[f"{m}|{s}|{kind}|pred"] for m in meths])     # (C, R, n)
-            T = z[f"{meths[0]}|{s}|{kind}|truth"]
-            mse = ((Q - T) ** 2).mean((1, 2))                            # (C,)
-            pp = Q[pick, :, np.arange(Q.shape[2])].transpose(1, 0)        # (R, n)
-            med_q = np.median(Q, 0)
-            best = mse.min()
-            out[(kind, s)] = dict(best=meths[mse.argmin()],
-                                  auto=(mse[meths.index(auto)] / best if auto in meths else np.nan),
-                                  perpoint=((pp - T) ** 2).mean() / best, median=((med_q - T) ** 2).mean() / best)
-    print(d.split("results/accuracy/")[-1], "auto:", auto)
-    for (kind, s), v in out.items():
-        print(f"   {kind:>10} {s:>6} best {v['best']:>16}  auto {v['auto']:6.2f}x  "
-              f"per-point medoid {v['perpoint']:6.2f}x  median {v['median']:6.2f}x")
+def main() -> None:
+    print("MSE over the best single candidate's: auto's pick / per-point medoid of every candidate / of the long "
+          f"expansions (K >= {LONG}, kauto) / per-point median of every candidate (not linear in r)")
+    for d in sys.argv[1:]:
+        z = np.load(f"{d}/predictions.npz")
+        with open(f"{d}/results.json") as f:
+            r = json.load(f)
+        meths = sorted({k.split("|")[0] for k in z.files if k.split("|")[0] != "fqe"})
+        kinds = [k for k in ("reset", "trajectory", "dataset") if f"{meths[0]}|train|{k}|pred" in z.files]
+        sets = [s for s in ("test", "probe") if f"{meths[0]}|{s}|{kinds[0]}|pred" in z.files]
+        if "test" not in sets:      # a dataset of one's own: its own reward (train) and the probes
+            sets = ["train", *(["probe"] if f"{meths[0]}|probe|{kinds[0]}|pred" in z.files else [])]
+        try:
+            candidates = tuple(m for m in meths if m in r["methods"])
+            auto = with_bank(r["methods"], choose_method(r["methods"], candidates, 1.5), 1.5)["chosen"]
+        except ValueError:          # no trust report: auto cannot choose
+            auto = None
+        longs = [m for m in meths if split_method(m)[1] == AUTO or split_method(m)[1] >= LONG]
+        print(f"{d.split('results/accuracy/')[-1]}: auto's pick {auto}")
+        for kind in kinds:
+            for s in sets:
+                truth = z[f"{meths[0]}|{s}|{kind}|truth"]                               # (R', n)
+                answers = np.stack([z[f"{m}|{s}|{kind}|pred"] for m in meths])          # (C, R', n)
+                mse = ((answers - truth) ** 2).mean((1, 2))                             # (C,)
+                best = mse.min()
+                cells = [mse[meths.index(auto)] / best if auto in meths else np.nan,
+                         medoid_mse(z, meths, kind, s, truth) / best, medoid_mse(z, longs, kind, s, truth) / best,
+                         ((np.median(answers, 0) - truth) ** 2).mean() / best]
+                print(f"   {kind:>10} {s:>6} best {meths[mse.argmin()]:>16}  "
+                      + " / ".join(f"{c:7.2f}x" for c in cells))
+
+
+if __name__ == "__main__":
+    main()
