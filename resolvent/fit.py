@@ -33,7 +33,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
     ``"auto"``: favor, fb, sf and attention trained with their expansions, and the longest
-    expansion near the best held-out agreement with per-reward FQE or Bellman residual kept, or in
+    expansion near the best held-out agreement with per-reward FQE or Bellman residual kept (or a
+    METHOD+kauto near the best that agrees better), or in
     its place its operator's answer with the data's bank where that one's Bellman residual is no
     larger and its agreement in the band: a bank of 2048 states is made by default under auto,
     ``trust.with_bank``),

@@ -95,7 +95,8 @@ class EvaluateConfig:
     trust_points: int = 512            # dataset transitions where it compares the answers
     auto: bool = False                 # set by "auto" in methods: keep the best of AUTO_CANDIDATES
     auto_tie: float = 1.5              # auto: candidates within this fraction over the best held-out
-    #                                    agreement or Bellman residual are tied; the longest expansion is kept
+    #                                    agreement or Bellman residual are tied; the longest expansion is kept,
+    #                                    or a tied kauto that agrees better
     oracle_rewards: str = "test"       # the rewards method fqe (the per-reward oracle) is trained on
     #                                    and answers: test (the training ones when there are none), or probe
     oracle: str = "run"                # the oracle's recipe: run (the fqe config's lr, tau, batch), or dope (DOPE's

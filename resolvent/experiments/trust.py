@@ -106,7 +106,14 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     the best of each); of them the longest model-based expansion, then the best agreement. The
     expansion, whose first steps come from the model and not from Bellman backups, is the better
     bet where a signal cannot tell it apart; where the model is poor its expansions fall outside
-    both bands (results/README.md, "auto's rule"). The residual's band counts only where it tells
+    both bands (results/README.md, "auto's rule"). A kept ``METHOD+kauto`` (each reward's horizon
+    chosen by the members' spread against the operator's error) takes the longest fixed
+    expansion's place where its agreement is the better, the best such: on the committed runs with
+    kauto candidates and truth it takes HalfCheetah-Vel expert from favor+k60 (29-39x the best
+    candidate's MSE at the dataset states' probes) to favor+kauto (1.31-1.39x) and Ant-Dir expert
+    from 1.58x to 1.23-1.25x, HalfCheetah-Vel replay the same at its worst (2.97x) and 1.48 ->
+    1.74x in geometric mean on one run of two; every other run keeps its pick
+    (results/accuracy/trust-signals/kauto_rule.md). The residual's band counts only where it tells
     candidates apart: one that holds every candidate (Ant-Dir expert, where a long rollout's
     per-point scatter makes every residual large) is left out, and agreement decides (on the 13
     runs scored, the worst pick 1.42x -> 1.29x the best candidate's error; results/README.md, "auto
@@ -120,7 +127,9 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     kept, blind = tie_bands(scores, bellman, tie)
     residual = blind or "consistency" in kept                  # every candidate has its Bellman residual
     tied = sorted({m for ms in kept.values() for m in ms})
-    chosen = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -scores[m]))
+    longest = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -scores[m]))
+    closer = [m for m in tied if split_method(m)[1] == AUTO and scores[m] < scores[longest]]
+    chosen = min(closer, key=lambda m: scores[m]) if closer else longest       # kauto where it agrees better
     n = len(next(iter(methods[chosen]["trust_rel_rmse_each"].values())))
 
     def rank(sc: dict) -> str:
@@ -135,7 +144,10 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     why += "; " + "; ".join(f"{band} on {name}: {', '.join(ms)}" for name, ms in kept.items())
     if blind:
         why += f"; {band} on consistency: every candidate, so it tells none apart and is left out"
-    if len(tied) > 1:
+    if closer:
+        why += (f"; of these {chosen}, its horizon chosen per reward, closer to FQE than the longest fixed "
+                f"expansion {longest} ({scores[chosen]:.3f} against {scores[longest]:.3f})")
+    elif len(tied) > 1:
         why += "; of these the longest expansion kept"
     return {"chosen": chosen, "why": why, "mean_trust_rel_rmse": scores,
             **({"mean_trust_bellman": bellman} if residual else {})}

@@ -284,6 +284,22 @@ def test_auto_keeps_the_longest_expansion_among_the_tied():
         EvaluateConfig(auto_tie=-0.1)
 
 
+def test_a_kauto_closer_to_fqe_takes_the_longest_fixed_expansions_place():
+    """Of auto's tied candidates the longest fixed expansion, unless a tied kauto agrees better with
+    per-reward FQE: then the best such kauto (HalfCheetah-Vel expert: favor+kauto for favor+k60);
+    a kauto outside both bands, or agreeing worse, never."""
+    scores = {"favor+k10": 0.194, "favor+k60": 0.337, "favor+kauto": 0.208, "fb+kauto": 0.257, "favor+k400": 0.691}
+    methods = {m: {"trust_rel_rmse_each": {"heldout-0": [v]}} for m, v in scores.items()}
+    pick = choose_method(methods, tuple(methods), tie=1.5)
+    assert pick["chosen"] == "favor+kauto" and "closer to FQE than the longest fixed expansion favor+k60" in pick["why"]
+    methods["favor+kauto"]["trust_rel_rmse_each"] = {"heldout-0": [0.4]}      # agrees worse than favor+k60
+    methods["fb+kauto"]["trust_rel_rmse_each"] = {"heldout-0": [0.5]}
+    assert choose_method(methods, tuple(methods), tie=1.5)["chosen"] == "favor+k60"
+    methods["favor+kauto"]["trust_rel_rmse_each"] = {"heldout-0": [0.3]}      # better, in the band: kept
+    assert choose_method(methods, tuple(methods), tie=1.5)["chosen"] == "favor+kauto"
+    assert choose_method(methods, tuple(methods), tie=0.2)["chosen"] == "favor+k10"   # out of a narrow band
+
+
 def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     """with_bank: auto's pick gives way to its own operator's bank answer whose Bellman residual is
     no larger and whose agreement is in auto's band (the lowest residual, ties to the fewest model

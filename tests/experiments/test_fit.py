@@ -149,9 +149,12 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
     tied = [m for sc in (mean, bell) for m, v in sc.items() if m not in banked and v <= (1 + tie) * min(
         v for c, v in sc.items() if c not in banked)]
-    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0),
-    # or its operator's bank answer where that one's residual is no larger and its agreement in the band
-    pick = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
+    # of the candidates near the best on either signal, the longest fixed expansion (kauto below k = 0)
+    # or a kauto closer to FQE than it, or its operator's bank answer where that one's residual is no
+    # larger and its agreement in the band
+    longest = max(tied, key=lambda m: (horizon_rank(split_method(m)[1]), -mean[m]))
+    closer = [m for m in tied if split_method(m)[1] == "auto" and mean[m] < mean[longest]]   # kauto agrees better
+    pick = min(closer, key=mean.get) if closer else longest
     band = (1 + tie) * min(v for m, v in mean.items() if m not in banked)
     # and its departure from G_5 no larger than G_5's spread among the one-step members (each >= 0)
     spread = {m: np.mean([np.mean(v) for v in r["trust_spread_each"].values()])
