@@ -111,8 +111,8 @@ def choose_method(methods: dict, candidates: tuple[str, ...], tie: float = 0.0) 
     expansion's place where its agreement is the better, the best such: on the committed runs with
     kauto candidates and truth it takes HalfCheetah-Vel expert from favor+k60 (29-39x the best
     candidate's MSE at the dataset states' probes) to favor+kauto (1.31-1.39x) and Ant-Dir expert
-    from 1.58x to 1.23-1.25x, HalfCheetah-Vel replay the same at its worst (2.97x) and 1.48 ->
-    1.74x in geometric mean on one run of three; every other run keeps its pick
+    from 1.58x to 1.23-1.25x, HalfCheetah-Vel replay the same at its worst (2.97x) and 1.46-1.48x
+    -> 1.73-1.74x in geometric mean on two runs of four; every other run keeps its pick
     (results/accuracy/trust-signals/kauto_rule.md). The residual's band counts only where it tells
     candidates apart: one that holds every candidate (Ant-Dir expert, where a long rollout's
     per-point scatter makes every residual large) is left out, and agreement decides (on the 13
