@@ -599,7 +599,8 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
                          f"name it {base}+b{banked}+kK, e.g. {base}+b{banked}+k30")
     models = Path(run_dir) / "models"
     model = OperatorModel.load(models, base)
-    model.target_policy, model.horizon = run_policy(run_dir), horizon
+    config = read_run_json(Path(run_dir) / "config.json")
+    model.target_policy, model.horizon = config_policy(config), horizon
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
         for path in sorted(models.glob("*.npz")):
             if path.name in (STRETCHES, BANK):
@@ -611,7 +612,6 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     if banked:
         model.bank = load_bank(models, banked)
     if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
-        config = read_run_json(Path(run_dir) / "config.json")
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
         model.stretches = load_stretches(models)
         model.peers = tuple(OperatorModel.load(models, m) for m in config.get("methods", ())   # the run's operators
@@ -722,7 +722,11 @@ class RunPolicy:
 def run_policy(run_dir: str | Path) -> RunPolicy | None:
     """The target policy a run's config.json names, or None (a policy given in Python, or no
     config.json); a damaged config.json is named (``read_run_json``)."""
-    cfg = read_run_json(Path(run_dir) / "config.json")
+    return config_policy(read_run_json(Path(run_dir) / "config.json"))
+
+
+def config_policy(cfg: dict) -> RunPolicy | None:
+    """The target policy a run's configuration (its config.json's content) names, or None."""
     if cfg.get("data") is None and cfg.get("family"):
         return RunPolicy(cfg["family"], None)
     return RunPolicy(None, cfg["policy"]) if cfg.get("policy") else None
