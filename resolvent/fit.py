@@ -26,9 +26,12 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
         terminal: Callable | str | None = None, preset: str | None = None, resume: bool = False,
         plot: bool = True, **config) -> OperatorModel:
-    """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the model
-    of the first method (``method="auto"``: the candidate the trust report's rule keeps,
-    ``experiments/trust.py``; the report in results.json).
+    """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the run's
+    answer, the model ``resolvent.load(out)`` gives (``default_method``): under ``method="auto"``
+    the candidate the trust report's rule keeps (``experiments/trust.py``; the report in
+    results.json), else the run's most accurate answer against its ground truth, else the one
+    auto's rule keeps by the run's trust report, else its first operator's (with its horizon
+    chosen per reward where the run has expansions).
 
     ``dataset``: a ``minari.MinariDataset`` or its id. ``policy``: a deterministic callable
     ``observations (n, ds) -> actions (n, da)``, or ``"MODULE:ATTR"``. ``method`` (default
@@ -110,9 +113,8 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
     source = dataset_source(cfg, dataset=dataset, policy=None if policy_ref else policy, rewards=rewards,
                             probes=None if probes_ref else probes,
                             terminal=terminal if callable(terminal) else None)
-    results = run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
-    chosen = results["auto"]["chosen"] if "auto" in results else next(m for m in cfg.methods if m != "fqe")
-    model = load(out, chosen)
+    run_evaluate(cfg, out, resume=resume, plot=plot, source=source)
+    model = load(out)                     # the run's answer: auto's pick, the most accurate, ... (default_method)
     model.target_policy = source.policy   # the expansion's actor (horizon > 0): the policy given here
     if source.terminal is not None:
         attach_rule(model, source.terminal)   # and the rule given here

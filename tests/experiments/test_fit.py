@@ -81,7 +81,10 @@ def test_fit_load_and_answer_any_reward(dataset, tmp_path):
     obs, act = np.asarray(dataset_obs(dataset)[:2]), np.asarray([[0.5, 0.1], [-1.0, 0.3]], np.float32)
     effort = lambda f: -jnp.sum(f["action"] ** 2, axis=-1)                     # noqa: E731 - never trained on
     q = model.q_values(effort, obs, act)
-    again = resolvent.load(tmp_path / "run", method="attention").q_values(effort, obs, act)
+    # fit returns the run's answer, the one load gives (its most accurate against the ground truth)
+    chosen = resolvent.default_method(tmp_path / "run")[0]
+    assert chosen in res["methods"] and chosen.startswith("attention") and model.horizon == split_method(chosen)[1]
+    again = resolvent.load(tmp_path / "run", method=chosen).q_values(effort, obs, act)
     assert q.shape == (2,) and np.all(np.isfinite(q))
     np.testing.assert_allclose(q, again, rtol=1e-6)
     with pytest.raises(ValueError, match=r"asked for 'x_velocity'.*available: \['action', 'next_obs', 'obs', "
