@@ -33,6 +33,7 @@ TIE = 1.5
 ORACLES = {   # a run with its answers committed -> the probe-vs-oracle table holding per-reward FQE's MSE there
     "results/accuracy/trust-signals/hc-expert-fresh": "results/accuracy/halfcheetah-vel-probe-oracle",
     "results/accuracy/few-rollouts/hc-expert-trust": "results/accuracy/halfcheetah-vel-probe-oracle",
+    "results/accuracy/trust-signals/hc-replay-fresh": "results/accuracy/halfcheetah-vel-replay-probe-oracle",
     "results/accuracy/ant-dir-expert-auto/rerun": "results/accuracy/ant-dir-probe-oracle",
     "results/accuracy/halfcheetah-noisy-auto/rerun": "results/accuracy/halfcheetah-noisy",
 }
