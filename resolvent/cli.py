@@ -576,6 +576,38 @@ def baselines(run_dir, kinds, td3_steps, methods, out):
 
 @main.command()
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("reference_dir", required=False, type=click.Path(exists=True, file_okay=False))
+@click.option("--against", default="fqe", show_default=True, help="the reference's answer")
+@click.option("--rewards", default="probe", show_default=True, type=click.Choice(["probe", "test", "train", "heldout"]),
+              help="the reward set")
+@click.option("--methods", default="", help="RUN_DIR's answers compared, comma-separated [default: every one]")
+@click.option("--show", default="", help="the answers drawn in compare.png [default: the run's default answer]")
+@click.option("--within", default=1.5, show_default=True,
+              help="the bound counted: an MSE at most this many times the reference's")
+@click.option("--reps", default=2000, show_default=True, help="bootstrap draws of the points")
+@click.option("--seed", default=0, show_default=True, help="the draws' seed")
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="where compare.md and compare.png go [default: RUN_DIR]")
+def compare(run_dir, reference_dir, against, rewards, methods, show, within, reps, seed, out):
+    """Every answer of RUN_DIR against a reference at the same points, reward by reward: the MSE
+    over the reference's (per-reward FQE: a run of --methods fqe --oracle-rewards probe on the same
+    family, dataset and seed as REFERENCE_DIR, or RUN_DIR's own fqe), with a 95% paired bootstrap
+    interval over the points, at every kind of points; compare.md and compare.png."""
+    from resolvent.experiments.compare import compare as compare_runs
+    from resolvent.experiments.compare import write
+
+    try:
+        found = compare_runs(run_dir, reference_dir, against, rewards, split_methods(methods), within, reps, seed)
+        written = write(found, out or run_dir, list(split_methods(show)))
+    except EXPECTED as e:
+        fail(str(e))
+    click.echo(written["compare.md"].read_text())
+    for path in written.values():
+        click.echo(path)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False))
 def plot(run_dir):
     """Redraw a run's plot from its files."""
     from resolvent.experiments import plot_run

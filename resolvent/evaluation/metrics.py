@@ -25,6 +25,13 @@ answer: its Bellman residual relative to the reward's size,
 
 0 for the true Q of a deterministic environment (a stochastic one adds the variance of
 r + gamma V(s'), the same for every answer).
+
+Against a reference answer o_i at the same points (per-reward FQE, say), the ratio of the MSEs,
+MSE(p) / MSE(o), with a paired percentile bootstrap interval over the points: B draws of n
+indices i*_1..i*_n with replacement, the same draw for both answers (and for every reward and
+answer scored with it), each giving mean (p_i* - q_i*)^2 / mean (o_i* - q_i*)^2; the interval
+holds the central ``level`` of those B ratios. With n = 64 points and errors held by a few of
+them, a ratio of 2 can be as well 1 as 4 (``mse_ratio``).
 """
 from __future__ import annotations
 
@@ -61,6 +68,27 @@ def bellman_residual(q, reward, q_next, done, gamma: float, scale=None) -> np.nd
     td = q - reward - gamma * (1.0 - np.asarray(done, np.float64)) * q_next
     size = np.sqrt(np.mean(reward ** 2, axis=-1)) if scale is None else np.asarray(scale, np.float64)
     return np.sqrt(np.mean(td ** 2, axis=-1)) / np.maximum(size, EPS)
+
+
+def resamples(n: int, reps: int = 2000, seed: int = 0) -> np.ndarray:
+    """``reps`` bootstrap draws of ``n`` point indices with replacement, (reps, n), from ``seed``."""
+    return np.random.default_rng(seed).integers(0, n, size=(reps, n))
+
+
+def mse_ratio(pred, ref, truth, draws: np.ndarray, level: float = 0.95) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """MSE(pred) / MSE(ref) over the last axis, and its paired percentile bootstrap interval over
+    the points (module docstring) from ``draws`` (``resamples``: (B, n)): (ratio, low, high), each
+    of the leading shape. A reference exact at every point of a draw makes that draw's ratio inf
+    (or NaN where ``pred`` is exact there too)."""
+    truth = np.asarray(truth, np.float64)
+    e_p = (np.asarray(pred, np.float64) - truth) ** 2                  # (..., n)
+    e_o = (np.asarray(ref, np.float64) - truth) ** 2                   # (..., n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = e_p.mean(-1) / e_o.mean(-1)                            # (...,)
+        boot = e_p[..., draws].mean(-1) / e_o[..., draws].mean(-1)     # (..., B)
+    tail = 100.0 * (1.0 - level) / 2.0
+    low, high = np.percentile(boot, [tail, 100.0 - tail], axis=-1)     # each (...,)
+    return ratio, low, high
 
 
 def ranks(x) -> np.ndarray:
