@@ -61,6 +61,7 @@ class Comparison:
     reps: int            # bootstrap draws
     points: dict         # kind -> its number of points
     default: str         # the run's default answer (``resolvent.default_method``)
+    trusted: str | None  # the answer auto's rule keeps by the trust report (results.json's), where it made one
     rows: list           # [Ratio]
 
 
@@ -126,7 +127,9 @@ def compare(run_dir: str | Path, reference_dir: str | Path | None = None, agains
             ratio, low, high = mse_ratio(pred, ref, truth, draws, level)
             rows += [Ratio(m, rewards, kind, name, float(e), float(o), float(r), float(lo), float(hi))
                      for name, e, o, r, lo, hi in zip(names, mse(pred, truth), ref_mse, ratio, low, high)]
-    return Comparison(run, f"{against} of {ref_run}", within, level, reps, points, default_method(run)[0], rows)
+    trusted = results.get("auto", results.get("trusted", {})).get("chosen")
+    return Comparison(run, f"{against} of {ref_run}", within, level, reps, points, default_method(run)[0], trusted,
+                      rows)
 
 
 def counts(rows: list[Ratio], within: float) -> tuple[int, int, int]:
@@ -151,7 +154,8 @@ def table(c: Comparison) -> str:
     pct = f"{100 * c.level:g}%"
     lines = [f"Each answer's MSE over the reference's ({c.reference}), reward by reward, with its {pct} paired "
              f"bootstrap interval over the points ({c.reps} draws); within {c.within:g}x: by the ratio / surely "
-             f"(the interval's upper end) / surely not (its lower end above). The run's default answer: {c.default}.",
+             f"(the interval's upper end) / surely not (its lower end above). The run's default answer (in bold): "
+             f"{c.default}" + (f"; auto's rule's pick by the trust report: {c.trusted}." if c.trusted else "."),
              "", "| answer | points | " + " | ".join(names)
              + f" | worst | within {c.within:g}x | surely | surely not |",
              "|---|---|" + "---|" * (len(names) + 4)]

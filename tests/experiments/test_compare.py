@@ -48,6 +48,7 @@ def test_the_interval_holds_the_ratio_and_narrows_with_more_points():
 def test_a_run_against_its_own_oracle(run, tmp_path):
     c = compare(run)
     assert {r.method for r in c.rows} == {"attention"} and set(c.points) == {"reset", "dataset"}
+    assert c.default == "attention" and c.trusted is None           # no trust report, no auto
     assert all(r.low <= r.ratio <= r.high and r.mse > 0 and r.ref_mse > 0 for r in c.rows)
     assert all(np.isclose(r.ratio, r.mse / r.ref_mse) for r in c.rows)
     assert compare(run).rows == c.rows                                  # the same seed, the same intervals
