@@ -201,7 +201,7 @@ def figure(c: Comparison, methods: list[str], path: Path) -> Path:
     axes[0, 0].set_yticks(np.arange(len(names)), names, fontsize=8)
     axes[0, 0].invert_yaxis()
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=len(methods) + 1, fontsize=8)
-    fig.tight_layout(rect=(0, 0.9 / (0.35 * len(names) + 1.6), 1, 1))   # the legend's row below the panels
+    fig.tight_layout(rect=(0, 0.45 / (0.35 * len(names) + 1.6), 1, 1))   # the legend's row below the panels
     return save_figure(fig, path, dpi=120)
 
 
