@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 
 EPS = 1e-12
+BOOT_ELEMENTS = 2 ** 24   # the most squared errors one bootstrap chunk gathers (``mse_ratio``: 128 MiB)
 TIE = 1e-9    # values this close (relative to a row's largest magnitude) are one value to ``ranks``
 
 
@@ -83,9 +84,11 @@ def mse_ratio(pred, ref, truth, draws: np.ndarray, level: float = 0.95) -> tuple
     truth = np.asarray(truth, np.float64)
     e_p = (np.asarray(pred, np.float64) - truth) ** 2                  # (..., n)
     e_o = (np.asarray(ref, np.float64) - truth) ** 2                   # (..., n)
+    step = max(1, BOOT_ELEMENTS // max(e_p.size, 1))                  # draws at once: (..., step, n) bounded
     with np.errstate(divide="ignore", invalid="ignore"):
         ratio = e_p.mean(-1) / e_o.mean(-1)                            # (...,)
-        boot = e_p[..., draws].mean(-1) / e_o[..., draws].mean(-1)     # (..., B)
+        boot = np.concatenate([e_p[..., d].mean(-1) / e_o[..., d].mean(-1)
+                               for d in np.array_split(draws, -(-len(draws) // step))], -1)   # (..., B)
     tail = 100.0 * (1.0 - level) / 2.0
     low, high = np.percentile(boot, [tail, 100.0 - tail], axis=-1)     # each (...,)
     return ratio, low, high

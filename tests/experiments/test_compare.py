@@ -5,6 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from resolvent.cli import main
+from resolvent.evaluation import metrics
 from resolvent.evaluation.metrics import mse_ratio, resamples
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.compare import compare, counts, table, write
@@ -31,6 +32,16 @@ def test_the_ratio_is_exact_where_one_answers_errors_are_a_multiple_of_the_other
     ratio, low, high = mse_ratio(ref, ref, truth, draws)                # the reference itself
     np.testing.assert_allclose([ratio, low, high], 1.0, rtol=1e-12)
     assert np.array_equal(draws, resamples(50, 300, seed=1)) and not np.array_equal(draws, resamples(50, 300, seed=2))
+
+
+def test_the_draws_taken_in_chunks_give_the_same_interval(monkeypatch):
+    rng = np.random.default_rng(5)
+    truth = rng.normal(size=(4, 300))
+    a, b = truth + rng.normal(size=(4, 300)), truth + 0.8 * rng.normal(size=(4, 300))
+    draws = resamples(300, 500)
+    whole = mse_ratio(a, b, truth, draws)
+    monkeypatch.setattr(metrics, "BOOT_ELEMENTS", 3000)                 # 2 draws a chunk
+    assert all(np.array_equal(x, y) for x, y in zip(whole, mse_ratio(a, b, truth, draws)))
 
 
 def test_the_interval_holds_the_ratio_and_narrows_with_more_points():
