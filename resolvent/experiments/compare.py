@@ -29,7 +29,7 @@ import numpy as np  # noqa: E402
 from resolvent.evaluation.metrics import mse, mse_ratio, resamples  # noqa: E402
 from resolvent.experiments.plots import save_figure  # noqa: E402
 from resolvent.io import atomic_write_bytes  # noqa: E402
-from resolvent.model import default_method, read_run_json  # noqa: E402
+from resolvent.model import CheckpointError, default_method, read_run_json  # noqa: E402
 
 KINDS = ("dataset", "trajectory", "reset")
 SET_NAMES = {"probe": "probes", "train": "train_rewards", "heldout": "heldout_rewards"}   # results.json's names
@@ -100,10 +100,11 @@ def compare(run_dir: str | Path, reference_dir: str | Path | None = None, agains
         raise ValueError(f"{run} has no answers on the {rewards!r} rewards (its sets: {', '.join(sets)})")
     shown = [m for m in have if m != against or ref_run != run] if not methods else list(methods)
     unknown = [m for m in shown if m not in have]
-    if unknown:
-        raise ValueError(f"{run} has no answer {', '.join(unknown)} on the {rewards} rewards "
+    if unknown or not shown:
+        raise ValueError(f"{run} has no answer {', '.join(unknown) or 'but the reference'} on the {rewards} rewards "
                          f"(it has: {', '.join(have)})")
-    kinds = [k for k in KINDS if f"{against}|{rewards}|{k}|pred" in theirs and f"{shown[0]}|{rewards}|{k}|pred" in ours]
+    kinds = [k for k in KINDS if f"{against}|{rewards}|{k}|pred" in theirs
+             and all(f"{m}|{rewards}|{k}|pred" in ours for m in shown)]
     if not kinds:
         refs = sorted({k.split("|")[0] for k in theirs if k.split("|")[1] == rewards})
         raise ValueError(f"{ref_run} has no {against!r} answer on the {rewards} rewards at the points {run} scored "
@@ -128,8 +129,11 @@ def compare(run_dir: str | Path, reference_dir: str | Path | None = None, agains
             rows += [Ratio(m, rewards, kind, name, float(e), float(o), float(r), float(lo), float(hi))
                      for name, e, o, r, lo, hi in zip(names, mse(pred, truth), ref_mse, ratio, low, high)]
     trusted = results.get("auto", results.get("trusted", {})).get("chosen")
-    return Comparison(run, f"{against} of {ref_run}", within, level, reps, points, default_method(run)[0], trusted,
-                      rows)
+    try:
+        default = default_method(run)[0]
+    except CheckpointError:          # answers without a results.json or config.json: none is the run's default
+        default = shown[0]
+    return Comparison(run, f"{against} of {ref_run}", within, level, reps, points, default, trusted, rows)
 
 
 def counts(rows: list[Ratio], within: float) -> tuple[int, int, int]:

@@ -95,5 +95,17 @@ def test_bad_input_is_named(run, tmp_path):
     np.savez(other / "predictions.npz", **arrays)
     with pytest.raises(ValueError, match="different .* points"):
         compare(run, other)
+    with np.load(run / "predictions.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    alone = tmp_path / "alone"                                          # the oracle's answers and nothing else
+    alone.mkdir()
+    np.savez(alone / "predictions.npz", **{k: v for k, v in arrays.items() if k.startswith("fqe|")})
+    with pytest.raises(ValueError, match="no answer but the reference"):
+        compare(alone)
+    bare = tmp_path / "bare"                                            # answers without results.json
+    bare.mkdir()
+    np.savez(bare / "predictions.npz", **arrays)
+    answers = compare(bare, run)
+    assert answers.default == "attention" and answers.trusted is None and answers.rows[0].reward == "probe 0"
     result = CliRunner().invoke(main, ["compare", str(run), "--methods", "sf"])
     assert result.exit_code == 2 and "error: " in result.output and "no answer sf" in result.output
