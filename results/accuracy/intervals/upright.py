@@ -23,7 +23,8 @@ def main() -> None:
     print("| points | " + " | ".join(probes) + " | within 1.5x | surely |\n|---|" + "---|" * (len(probes) + 2))
     for kind in ("dataset", "trajectory"):
         pitch = np.asarray(p.source.points[kind].obs0)[:, 1]
-        for label, sel in (("on its back, pitch beyond 1.2 rad", np.abs(pitch) > 1.2), ("upright", np.abs(pitch) <= 1.2)):
+        back = np.abs(pitch) > 1.2
+        for label, sel in (("on its back, pitch beyond 1.2 rad", back), ("upright", ~back)):
             truth, ref = o[f"fqe|probe|{kind}|truth"][:, sel], o[f"fqe|probe|{kind}|pred"][:, sel]
             ratio, low, high = mse_ratio(z[f"{PICK}|probe|{kind}|pred"][:, sel], ref, truth, resamples(sel.sum()))
             print(f"| {kind}, {label}: {sel.sum()} | " + " | ".join(f"{r:.2f} [{a:.2f}, {b:.2f}]"
