@@ -45,9 +45,14 @@ class Ratio:
     reward: str          # the reward's name (its index where results.json names none)
     mse: float           # the answer's MSE against the truth
     ref_mse: float       # the reference's
-    ratio: float         # mse / ref_mse
     low: float           # the interval's lower end
     high: float          # its upper end
+
+    @property
+    def ratio(self) -> float:
+        """mse / ref_mse (inf where the reference is exact, NaN where both are)."""
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return float(np.float64(self.mse) / self.ref_mse)
 
 
 @dataclass(frozen=True)
@@ -87,13 +92,13 @@ def compare(run_dir: str | Path, reference_dir: str | Path | None = None, agains
     """Every answer of ``run_dir`` (or those named in ``methods``) against ``against`` of
     ``reference_dir`` (default: the run itself) on the ``rewards`` set, at every kind of points
     both runs scored (module docstring)."""
-    run = Path(run_dir)
-    ref_run = run if reference_dir is None else Path(reference_dir)
-    ours, theirs = predictions(run), predictions(ref_run)
     if not 0.0 < level < 1.0:
         raise ValueError(f"level {level}: an interval's coverage is between 0 and 1 (0.95)")
     if reps < 1 or within <= 0:
         raise ValueError(f"reps {reps}, within {within}: both must be positive")
+    run = Path(run_dir)
+    ref_run = run if reference_dir is None else Path(reference_dir)
+    ours, theirs = predictions(run), predictions(ref_run)
     have = list(dict.fromkeys(k.split("|")[0] for k in ours if k.split("|")[1] == rewards))
     if not have:
         sets = sorted({k.split("|")[1] for k in ours})
@@ -125,9 +130,9 @@ def compare(run_dir: str | Path, reference_dir: str | Path | None = None, agains
         ref_mse = mse(ref, truth)                                        # (R,)
         for m in shown:
             pred = ours[f"{m}|{rewards}|{kind}|pred"]                    # (R, n)
-            ratio, low, high = mse_ratio(pred, ref, truth, draws, level)
-            rows += [Ratio(m, rewards, kind, name, float(e), float(o), float(r), float(lo), float(hi))
-                     for name, e, o, r, lo, hi in zip(names, mse(pred, truth), ref_mse, ratio, low, high)]
+            _, low, high = mse_ratio(pred, ref, truth, draws, level)
+            rows += [Ratio(m, rewards, kind, name, float(e), float(o), float(lo), float(hi))
+                     for name, e, o, lo, hi in zip(names, mse(pred, truth), ref_mse, low, high)]
     trusted = results.get("auto", results.get("trusted", {})).get("chosen")
     try:
         default = default_method(run)[0]
@@ -187,8 +192,8 @@ def figure(c: Comparison, methods: list[str], path: Path) -> Path:
     g = groups(c)
     kinds = [k for k in KINDS if k in c.points]
     names = list(dict.fromkeys(r.reward for r in c.rows))
-    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), 0.35 * len(names) + 1.6),
-                             sharey=True, squeeze=False)
+    height = 0.35 * len(names) + 1.6                                   # inches: a row per reward, the legend
+    fig, axes = plt.subplots(1, len(kinds), figsize=(4.2 * len(kinds), height), sharey=True, squeeze=False)
     for ax, kind in zip(axes[0], kinds):
         for j, m in enumerate(methods):
             rows = g.get((m, kind), [])
@@ -205,7 +210,7 @@ def figure(c: Comparison, methods: list[str], path: Path) -> Path:
     axes[0, 0].set_yticks(np.arange(len(names)), names, fontsize=8)
     axes[0, 0].invert_yaxis()
     fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center", ncol=len(methods) + 1, fontsize=8)
-    fig.tight_layout(rect=(0, 0.45 / (0.35 * len(names) + 1.6), 1, 1))   # the legend's row below the panels
+    fig.tight_layout(rect=(0, 0.45 / height, 1, 1))                   # the legend's row below the panels
     return save_figure(fig, path, dpi=120)
 
 
