@@ -181,14 +181,19 @@ def test_a_damaged_run_file_is_named_with_what_to_do(run_dir, tmp_path):
     assert sorted(p.name for p in (copy / "models").iterdir()) == sorted(p.name for p in (run_dir / "models").iterdir())
 
 
+# favor and fb with a one-step model, a distilled tail and a bank: every default expansion
+# (results/suite-time/compiles.py tallies this run's compilations)
+POLICY_RUN = EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
+                            onestep=OneStepConfig(hidden=(16,), steps=20),
+                            distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
+                                                n_refs=16, along=20, along_every=10, kernel_heads=8),
+                            bank=BankConfig(points=64, horizon=30, steps=10), **TINY)
+
+
 @pytest.fixture(scope="module")
 def policy_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("policy-run")
-    run_evaluate(EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
-                                onestep=OneStepConfig(hidden=(16,), steps=20),
-                                distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
-                                                    n_refs=16, along=20, along_every=10, kernel_heads=8),
-                                bank=BankConfig(points=64, horizon=30, steps=10), **TINY), out, plot=False)
+    run_evaluate(POLICY_RUN, out, plot=False)
     return out
 
 

@@ -6,24 +6,19 @@ logged (``jax_log_compiles``) and tallied by program: seconds compiling, program
 """
 import logging
 import re
+import sys
 import tempfile
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import jax
 
-from resolvent.algorithms.bank import BankConfig
-from resolvent.algorithms.distil import DistilConfig
-from resolvent.algorithms.onestep import OneStepConfig
-from resolvent.experiments import EvaluateConfig, run_evaluate
+from resolvent.experiments import run_evaluate
 
-TINY = dict(steps=20, log_every=10, checkpoint_every=10, seeds=2, m=16, n_initial=4,   # test_model.py's
-            n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3)
-CONFIG = EvaluateConfig(methods=("favor", "fb"), n_refs=16, ref_pool=300, random_features=16,
-                        onestep=OneStepConfig(hidden=(16,), steps=20),
-                        distil=DistilConfig(horizon=30, points=64, rewards=4, steps=20, batch_size=16,
-                                            n_refs=16, along=20, along_every=10, kernel_heads=8),
-                        bank=BankConfig(points=64, horizon=30, steps=10), **TINY)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.test_model import POLICY_RUN  # noqa: E402 - the fixture's own configuration
+
 FINISHED = re.compile(r"Finished XLA compilation of (.*) in ([0-9.e-]+) sec")
 
 
@@ -45,9 +40,10 @@ def main() -> None:
     tally = Tally()
     logging.getLogger("jax").addHandler(tally)
     jax.config.update("jax_log_compiles", True)
-    start = time.perf_counter()
-    run_evaluate(CONFIG, tempfile.mkdtemp(), plot=False)
-    wall = time.perf_counter() - start
+    with tempfile.TemporaryDirectory() as out:
+        start = time.perf_counter()
+        run_evaluate(POLICY_RUN, out, plot=False)
+        wall = time.perf_counter() - start
     print(f"# the policy_run fixture alone: {wall:.1f} s, of it {sum(tally.seconds.values()):.1f} s in "
           f"{sum(tally.count.values())} XLA compilations")
     print("# seconds compiling, programs, name ('jit(add)' and the like: one JAX operation run as written, "
