@@ -27,11 +27,13 @@ from resolvent.model import split_method
 SETS = ("train", "test", "probe")
 
 
-def scores(z, methods: list[str]) -> tuple[dict, dict]:
+def scores(z, methods: list[str], also: dict | None = None) -> tuple[dict, dict]:
     """Per method: the per-reward geometric mean of MSE over the best's, and the worst cell's mean
-    MSE over the best's."""
+    MSE over the best's. ``also``: more answers, name -> (reward set, kind) -> predictions (R, n),
+    scored against the best of ``methods`` without counting among them."""
+    also = also or {}
     cells = sorted({tuple(k.split("|")[1:3]) for k in z.files if k.split("|")[1] in SETS})
-    logs, worst = {m: [] for m in methods}, {m: 0.0 for m in methods}
+    logs, worst = {m: [] for m in (*methods, *also)}, {m: 0.0 for m in (*methods, *also)}
     for s, kind in cells:
         if not all(f"{m}|{s}|{kind}|pred" in z.files for m in methods):
             continue
@@ -39,7 +41,8 @@ def scores(z, methods: list[str]) -> tuple[dict, dict]:
         mse = {m: np.maximum(((z[f"{m}|{s}|{kind}|pred"] - truth) ** 2).mean(1), 1e-300) for m in methods}
         best = np.min(np.stack(list(mse.values())), 0)                               # (R,)
         lowest = min(v.mean() for v in mse.values())
-        for m in methods:
+        mse |= {m: np.maximum(((pred(s, kind) - truth) ** 2).mean(1), 1e-300) for m, pred in also.items()}
+        for m in mse:
             logs[m].append(np.log(mse[m] / best))
             worst[m] = max(worst[m], mse[m].mean() / lowest)
     return {m: float(np.exp(np.concatenate(v).mean())) for m, v in logs.items()}, worst

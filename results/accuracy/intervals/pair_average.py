@@ -1,0 +1,81 @@
+"""auto's pick averaged with the other operators' answers at the same horizon: on every committed
+run with its answers (predictions.npz) and the trust report, reward by reward as in
+``per_reward.py`` (each reward's MSE over the best single candidate's, geometric mean):
+
+    python results/accuracy/intervals/pair_average.py > results/accuracy/intervals/pair-average.md
+
+Where two operators' expansions at one horizon tie on every trust signal (Pendulum-Angle medium:
+favor+k400 and fb+k400 agree with FQE to 0.1266 against 0.1265), auto's rule keeps one of them by
+the last digit. Their errors are not the same: the mean of the two answers is scored here, a rule
+that reads no ground truth. Two ways to choose what is averaged, both from the run alone:
+
+- ``pair``: the pick and the same expansion of the other of favor and fb;
+- ``tied``: the pick and every candidate of the same expansion by another operator whose mean
+  held-out agreement (relative RMSE against per-reward FQE) is within auto's tie band of the pick's.
+"""
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+import numpy as np
+from per_reward import scores
+
+from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
+from resolvent.experiments.trust import choose_method
+from resolvent.model import split_method
+
+TIE = 1.5
+
+
+def agreement(entry: dict) -> float:
+    """The mean over held-out rewards of the relative RMSE against per-reward FQE."""
+    return float(np.mean([np.mean(v) for v in entry["trust_rel_rmse_each"].values()]))
+
+
+def same_horizon(method: str, operator: str) -> str:
+    k = split_method(method)[1]
+    return operator if k is None else f"{operator}+k{k}"
+
+
+def mean_of(z, names: list[str]):
+    return lambda s, kind: np.mean([z[f"{m}|{s}|{kind}|pred"] for m in names], 0)
+
+
+def main() -> None:
+    print("| run | auto's pick | the pick alone | pair: averaged with | pair | tied: averaged with | tied |\n"
+          "|---|---|---|---|---|---|---|")
+    ratios = {"pick": [], "pair": [], "tied": []}
+    for path in sorted(glob.glob("results/**/predictions.npz", recursive=True)):
+        run = os.path.dirname(path)
+        if not os.path.exists(f"{run}/results.json"):
+            continue
+        with open(f"{run}/results.json") as f:
+            methods = json.load(f).get("methods", {})
+        candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
+        if not any("trust_rel_rmse_each" in methods[m] for m in candidates):
+            continue
+        pick = choose_method(methods, candidates, TIE)["chosen"]
+        with np.load(path) as z:
+            have = [m for m in candidates if any(k.startswith(f"{m}|") for k in z.files)]
+            if pick not in have:
+                continue
+            op = split_method(pick)[0]
+            pair = [m for m in (same_horizon(pick, o) for o in ("favor", "fb") if o != op) if m in have]
+            tied = [m for m in (same_horizon(pick, o) for o in AUTO_CANDIDATES if o != op)
+                    if m in have and "trust_rel_rmse_each" in methods[m]
+                    and agreement(methods[m]) <= TIE * agreement(methods[pick])]
+            per, _ = scores(z, have, {"pair": mean_of(z, [pick, *pair]), "tied": mean_of(z, [pick, *tied])})
+        best = min(per[m] for m in have)
+        row = {"pick": per[pick] / best, "pair": per["pair"] / best, "tied": per["tied"] / best}
+        for k, v in row.items():
+            ratios[k].append(v)
+        print(f"| {run} | {pick} | {row['pick']:.3f}x | {', '.join(pair) or '-'} | {row['pair']:.3f}x "
+              f"| {', '.join(tied) or '-'} | {row['tied']:.3f}x |")
+    print("\nover the runs (geometric mean; worst): " + "; ".join(
+        f"{k} {np.exp(np.mean(np.log(v))):.3f}x, {max(v):.3f}x" for k, v in ratios.items()))
+
+
+if __name__ == "__main__":
+    main()
