@@ -15,18 +15,11 @@ that reads no ground truth. Two ways to choose what is averaged, both from the r
 """
 from __future__ import annotations
 
-import glob
-import json
-import os
-
 import numpy as np
-from per_reward import scores
+from per_reward import TIE, runs, scores
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
-from resolvent.experiments.trust import choose_method
 from resolvent.model import split_method
-
-TIE = 1.5
 
 
 def agreement(entry: dict) -> float:
@@ -47,26 +40,13 @@ def main() -> None:
     print("| run | auto's pick | the pick alone | pair: averaged with | pair | tied: averaged with | tied |\n"
           "|---|---|---|---|---|---|---|")
     ratios = {"pick": [], "pair": [], "tied": []}
-    for path in sorted(glob.glob("results/**/predictions.npz", recursive=True)):
-        run = os.path.dirname(path)
-        if not os.path.exists(f"{run}/results.json"):
-            continue
-        with open(f"{run}/results.json") as f:
-            methods = json.load(f).get("methods", {})
-        candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
-        if not any("trust_rel_rmse_each" in methods[m] for m in candidates):
-            continue
-        pick = choose_method(methods, candidates, TIE)["chosen"]
-        with np.load(path) as z:
-            have = [m for m in candidates if any(k.startswith(f"{m}|") for k in z.files)]
-            if pick not in have:
-                continue
-            op = split_method(pick)[0]
-            pair = [m for m in (same_horizon(pick, o) for o in ("favor", "fb") if o != op) if m in have]
-            tied = [m for m in (same_horizon(pick, o) for o in AUTO_CANDIDATES if o != op)
-                    if m in have and "trust_rel_rmse_each" in methods[m]
-                    and agreement(methods[m]) <= TIE * agreement(methods[pick])]
-            per, _ = scores(z, have, {"pair": mean_of(z, [pick, *pair]), "tied": mean_of(z, [pick, *tied])})
+    for run, methods, pick, z, have in runs():
+        op = split_method(pick)[0]
+        pair = [m for m in (same_horizon(pick, o) for o in ("favor", "fb") if o != op) if m in have]
+        tied = [m for m in (same_horizon(pick, o) for o in AUTO_CANDIDATES if o != op)
+                if m in have and "trust_rel_rmse_each" in methods[m]
+                and agreement(methods[m]) <= TIE * agreement(methods[pick])]
+        per, _ = scores(z, have, {"pair": mean_of(z, [pick, *pair]), "tied": mean_of(z, [pick, *tied])})
         best = min(per[m] for m in have)
         row = {"pick": per[pick] / best, "pair": per["pair"] / best, "tied": per["tied"] / best}
         for k, v in row.items():

@@ -48,9 +48,12 @@ def scores(z, methods: list[str], also: dict | None = None) -> tuple[dict, dict]
     return {m: float(np.exp(np.concatenate(v).mean())) for m, v in logs.items()}, worst
 
 
-def main() -> None:
-    print("| run | auto's pick | per reward: its MSE over the best's, geometric mean (the best) "
-          "| the worst cell's mean MSE over the best's |\n|---|---|---|---|")
+TIE = 1.5   # auto's tie band
+
+
+def runs():
+    """Every committed run with its answers and the trust report, auto's pick among its answers:
+    (run, its methods' results, auto's pick, the open predictions, the candidates it holds)."""
     for path in sorted(glob.glob("results/**/predictions.npz", recursive=True)):
         run = os.path.dirname(path)
         if not os.path.exists(f"{run}/results.json"):
@@ -60,15 +63,20 @@ def main() -> None:
         candidates = tuple(m for m in methods if split_method(m)[0] in AUTO_CANDIDATES)
         if not any("trust_rel_rmse_each" in methods[m] for m in candidates):
             continue
-        pick = choose_method(methods, candidates, 1.5)["chosen"]
+        pick = choose_method(methods, candidates, TIE)["chosen"]
         with np.load(path) as z:
             have = [m for m in candidates if any(k.startswith(f"{m}|") for k in z.files)]
-            if pick not in have:
-                continue
-            per, worst = scores(z, have)
+            if pick in have:
+                yield run, methods, pick, z, have
+
+
+def main() -> None:
+    print("| run | auto's pick | per reward: its MSE over the best's, geometric mean (the best) "
+          "| the worst cell's mean MSE over the best's |\n|---|---|---|---|")
+    for run, _, pick, z, have in runs():
+        per, worst = scores(z, have)
         best = min(per, key=per.get)
         print(f"| {run} | {pick} | {per[pick] / per[best]:.3f}x ({best}) | {worst[pick]:.2f}x |")
-
 
 if __name__ == "__main__":
     main()
