@@ -11,7 +11,8 @@ that reads no ground truth. Two ways to choose what is averaged, both from the r
 
 - ``pair``: the pick and the same expansion of the other of favor and fb;
 - ``tied``: the pick and every candidate of the same expansion by another operator whose mean
-  held-out agreement (relative RMSE against per-reward FQE) is within auto's tie band of the pick's.
+  held-out agreement (relative RMSE against per-reward FQE) is within auto's tie band of the pick's
+  ((1 + tie) x, tie = 1.5 by default).
 """
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ def main() -> None:
         pair = [m for m in (same_horizon(pick, o) for o in ("favor", "fb") if o != op) if m in have]
         tied = [m for m in (same_horizon(pick, o) for o in AUTO_CANDIDATES if o != op)
                 if m in have and "trust_rel_rmse_each" in methods[m]
-                and agreement(methods[m]) <= TIE * agreement(methods[pick])]
+                and agreement(methods[m]) <= (1 + TIE) * agreement(methods[pick])]
         per, _ = scores(z, have, {"pair": mean_of(z, [pick, *pair]), "tied": mean_of(z, [pick, *tied])})
         best = min(per[m] for m in have)
         row = {"pick": per[pick] / best, "pair": per["pair"] / best, "tied": per["tied"] / best}

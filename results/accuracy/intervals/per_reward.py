@@ -9,7 +9,7 @@ large-scale rewards' alone (pitch-sq's MSE 6.5e4 beside height-rate's 0.01 at Ha
 replay's dataset states). Here each reward counts once: the geometric mean over every reward of
 every set and kind of its MSE over the best candidate's for that reward (the candidates: auto's,
 every operator of ``AUTO_CANDIDATES`` and its expansions that the file holds). Beside it the
-worst cell by the old measure. The pick is auto's rule (``trust.choose_method``, tie 1.5) over
+worst cell by the old measure. The pick is auto's rule (``trust.choose_method``, its default tie) over
 the run's results.json.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
+from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.experiments.trust import choose_method
 from resolvent.model import split_method
 
@@ -48,7 +48,7 @@ def scores(z, methods: list[str], also: dict | None = None) -> tuple[dict, dict]
     return {m: float(np.exp(np.concatenate(v).mean())) for m, v in logs.items()}, worst
 
 
-TIE = 1.5   # auto's tie band
+TIE = EvaluateConfig().auto_tie   # auto's tie: candidates within (1 + TIE) x the best signal tie
 
 
 def runs():
@@ -77,6 +77,7 @@ def main() -> None:
         per, worst = scores(z, have)
         best = min(per, key=per.get)
         print(f"| {run} | {pick} | {per[pick] / per[best]:.3f}x ({best}) | {worst[pick]:.2f}x |")
+
 
 if __name__ == "__main__":
     main()
