@@ -11,8 +11,8 @@ that reads no ground truth. Two ways to choose what is averaged, both from the r
 
 - ``pair``: the pick and the same expansion of the other of favor and fb;
 - ``tied``: the pick and every candidate of the same expansion by another operator whose mean
-  held-out agreement (relative RMSE against per-reward FQE) is within auto's tie band of the pick's
-  ((1 + tie) x, tie = 1.5 by default).
+  held-out agreement (relative RMSE against per-reward FQE) is at most (1 + tie) x the pick's, tie
+  auto's (1.5 by default).
 """
 from __future__ import annotations
 
@@ -20,17 +20,16 @@ import numpy as np
 from per_reward import TIE, runs, scores
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
+from resolvent.experiments.trust import mean_over_heldout
 from resolvent.model import split_method
 
-
-def agreement(entry: dict) -> float:
-    """The mean over held-out rewards of the relative RMSE against per-reward FQE."""
-    return float(np.mean([np.mean(v) for v in entry["trust_rel_rmse_each"].values()]))
+AGREEMENT = "trust_rel_rmse_each"   # held-out agreement: relative RMSE against per-reward FQE
 
 
 def same_horizon(method: str, operator: str) -> str:
+    """``operator`` answering at ``method``'s horizon (``split_method``: 0 for none)."""
     k = split_method(method)[1]
-    return operator if k is None else f"{operator}+k{k}"
+    return f"{operator}+k{k}" if k else operator
 
 
 def mean_of(z, names: list[str]):
@@ -45,8 +44,8 @@ def main() -> None:
         op = split_method(pick)[0]
         pair = [m for m in (same_horizon(pick, o) for o in ("favor", "fb") if o != op) if m in have]
         tied = [m for m in (same_horizon(pick, o) for o in AUTO_CANDIDATES if o != op)
-                if m in have and "trust_rel_rmse_each" in methods[m]
-                and agreement(methods[m]) <= (1 + TIE) * agreement(methods[pick])]
+                if m in have and (mine := mean_over_heldout(methods[m], AGREEMENT)) is not None
+                and mine <= (1 + TIE) * mean_over_heldout(methods[pick], AGREEMENT)]
         per, _ = scores(z, have, {"pair": mean_of(z, [pick, *pair]), "tied": mean_of(z, [pick, *tied])})
         best = min(per[m] for m in have)
         row = {"pick": per[pick] / best, "pair": per["pair"] / best, "tied": per["tied"] / best}

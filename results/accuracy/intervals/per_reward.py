@@ -48,7 +48,7 @@ def scores(z, methods: list[str], also: dict | None = None) -> tuple[dict, dict]
     return {m: float(np.exp(np.concatenate(v).mean())) for m, v in logs.items()}, worst
 
 
-TIE = EvaluateConfig().auto_tie   # auto's tie: candidates within (1 + TIE) x the best signal tie
+TIE = EvaluateConfig().auto_tie   # auto's tie: candidates within (1 + TIE) x the best on a signal are tied
 
 
 def runs():
