@@ -21,7 +21,7 @@ def _route_mujoco_warnings() -> None:
 _route_mujoco_warnings()
 
 from resolvent.fit import fit  # noqa: E402
-from resolvent.model import CheckpointError, OperatorModel, default_method, load  # noqa: E402
+from resolvent.model import CheckpointError, MeanModel, OperatorModel, default_method, load  # noqa: E402
 
 __version__ = "0.1.0"
-__all__ = ["CheckpointError", "OperatorModel", "default_method", "fit", "load", "__version__"]
+__all__ = ["CheckpointError", "MeanModel", "OperatorModel", "default_method", "fit", "load", "__version__"]

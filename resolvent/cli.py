@@ -240,7 +240,8 @@ def evaluate(family, preset, out, resume, **options):
               help="a trained operator, or OPERATOR+kK: its model-based expansion of K steps (e.g. favor+k30); "
                    "in a run that distilled, OPERATOR+dK (the student) and OPERATOR+dK+kk (k steps, the student "
                    "after them); in a run with a bank, OPERATOR+bK+kk (at most k steps, fewer where the bank reaches a "
-                   "point (bank.reach), then the bank's values) "
+                   "point (bank.reach), then the bank's values); ANSWER~ANSWER~...: the mean of those answers at one "
+                   "horizon (e.g. fb+k400~favor+k400) "
                    "[default: the one the run's `auto` chose, else the run's most accurate against its ground "
                    "truth, else the one auto's rule keeps by its trust report, else its first operator's: "
                    "resolvent.default_method]")

@@ -17,7 +17,7 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Callable, Mapping
 
-from resolvent.model import CheckpointError, OperatorModel, attach_rule, load
+from resolvent.model import CheckpointError, MeanModel, OperatorModel, attach_rule, load
 from resolvent.paths import compile_cache
 
 
@@ -25,11 +25,12 @@ def fit(dataset, policy, out: str | Path, method: str | tuple[str, ...] | None =
         seeds: int | None = None, rewards: Mapping[str, Callable] | None = None,
         probes: Mapping[str, Callable] | str | None = None, env: str | None = None,
         terminal: Callable | str | None = None, preset: str | None = None, resume: bool = False,
-        plot: bool = True, **config) -> OperatorModel:
+        plot: bool = True, **config) -> OperatorModel | MeanModel:
     """Train the operator(s) ``method`` on ``dataset`` for the target ``policy``; returns the run's
     answer, the model ``resolvent.load(out)`` gives (``default_method``): under ``method="auto"``
     the candidate the trust report's rule keeps (``experiments/trust.py``; the report in
-    results.json), else the run's most accurate answer against its ground truth, else the one
+    results.json; an expansion averaged with its tied operators', a ``MeanModel``), else the
+    run's most accurate answer against its ground truth, else the one
     auto's rule keeps by the run's trust report, else its first operator's (with its horizon
     chosen per reward where the run has expansions).
 

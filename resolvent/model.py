@@ -45,6 +45,7 @@ from resolvent.rewards.probes import evaluate_reward, reads
 
 Reward = Callable[[dict], jax.Array]
 AUTO = "auto"   # the expansion horizon chosen per reward (``METHOD+kauto``)
+MEAN = "~"      # "favor+kauto~fb+kauto": the mean of these answers of one run (``MeanModel``)
 
 
 class CheckpointError(RuntimeError):
@@ -481,6 +482,62 @@ class OperatorModel:
                    ridge=meta.get("ridge", 1e-3), control=control, onestep=onestep_model.from_arrays(arrays))
 
 
+class MeanModel:
+    """The mean of several answers of one run at one horizon (``"favor+kauto~fb+kauto"``):
+
+        Q[r](s, a) = (1 / M) sum_i G^i_k[r](s, a)
+
+    over its ``members`` (``OperatorModel``s of the run, each at its horizon k). Linear and monotone
+    in r, and exact on constants, wherever each member is. The members share one one-step model,
+    target policy and ``Rollouts`` (the run's are one for all its operators, ``Problem.expansion_model``):
+    the answer is the shared rollout's k steps plus the mean of the operators' tails at s_k, one
+    rollout for all. Where the operators' answers tie on every trust signal their errors still
+    differ, and their mean is the better bet (``trust.with_partners``)."""
+
+    def __init__(self, method: str, members: tuple[OperatorModel, ...]):
+        if len(members) < 2:
+            raise ValueError(f"{method!r}: a mean of answers needs two or more, got {len(members)}")
+        if len({m.n_seeds for m in members}) > 1:
+            raise ValueError(f"{method!r}: its answers have different numbers of seeds "
+                             f"({', '.join(str(m.n_seeds) for m in members)}); they must come from one run")
+        self.method, self.members = method, members
+        first = members[0]
+        for m in members[1:]:             # one rollout serves every member
+            m.onestep = m.onestep if first.onestep is None else first.onestep
+            m.target_policy, m.rollouts = first.target_policy, first.rollouts
+
+    def __getattr__(self, name: str):
+        """What the members share (family, gamma, the reference points' quantities, input sizes,
+        ``n_seeds``, ``family_reward``, ...): the first member's."""
+        if name in ("members", "method"):      # not yet set: no recursion
+            raise AttributeError(name)
+        return getattr(self.members[0], name)
+
+    @property
+    def horizon(self) -> int | str:
+        return self.members[0].horizon
+
+    @property
+    def target_policy(self) -> Callable | None:
+        return self.members[0].target_policy
+
+    @target_policy.setter
+    def target_policy(self, policy: Callable | None) -> None:
+        for m in self.members:
+            m.target_policy = policy
+
+    def q_values(self, reward: Reward, observations, actions, seed: int | None = 0,
+                 horizon: int | None = None) -> np.ndarray:
+        """The mean of the members' ``OperatorModel.q_values``: (b,) for one network seed, (S, b) for
+        all with ``seed=None``; ``horizon`` as there, asked of every member."""
+        return np.mean([m.q_values(reward, observations, actions, seed=seed, horizon=horizon)
+                        for m in self.members], 0)
+
+    def policy(self, reward: Reward, seed: int = 0, key: int = 0) -> "Policy":
+        raise ValueError(f"{self.method!r} is a mean of answers of fixed-policy operators: it has no policy of its "
+                         f"own; train a control model with `resolvent optimize`")
+
+
 class Policy:
     """A zero-shot policy for one reward: ``policy(observation) -> action``.
 
@@ -578,7 +635,7 @@ def default_method(run_dir: str | Path) -> tuple[str, str]:
     return first, "the run's first operator"
 
 
-def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
+def load(run_dir: str | Path, method: str | None = None) -> OperatorModel | MeanModel:
     """The trained ``method`` operator of a finished ``resolvent evaluate`` run directory; with no
     method, ``default_method``'s: the one ``method="auto"`` chose, else the run's most accurate
     answer against its ground truth, else the one auto's rule keeps by its trust report, else its
@@ -586,12 +643,16 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     ``METHOD+kK`` is that operator answering by its model-based expansion of horizon K by default
     (the run's one-step model serves an operator saved without one); ``METHOD+dK`` the operator
     distilled from that expansion (one forward pass), ``METHOD+dK+kk`` its expansion of k steps (the
-    student as the tail). Its ``target_policy`` is the
+    student as the tail); ``ANSWER~ANSWER~...`` the mean of those answers at one horizon
+    (``MeanModel``, e.g. ``favor+kauto~fb+kauto``). Its ``target_policy`` is the
     run's: the family's TD3 policy, or the ``--policy`` it named (resolved when first used).
     JAX's compiled programs are kept across processes (``paths.compile_cache``)."""
     compile_cache()
     if method is None:
         method = default_method(run_dir)[0]
+    if MEAN in method:                    # a mean of answers: each loaded as named, sharing one rollout
+        split_method(method)              # one horizon for all, or one clear error
+        return MeanModel(method, tuple(load(run_dir, m) for m in split_mean(method)))
     base, horizon = split_method(method)
     base, banked = split_bank(base)
     if banked and not (isinstance(horizon, int) and horizon >= 1):
@@ -619,11 +680,12 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel:
     return model
 
 
-def attach_rule(model: OperatorModel, rule: Callable | None) -> None:
-    """The environment's termination rule, set on the model's and its peers' one-step models
-    where they were fitted for one (``onestep.OneStepModel.split``): a rule given in Python, which
-    a saved model does not hold (one named MODULE:ATTR it does)."""
-    for m in (model, *model.peers):
+def attach_rule(model: OperatorModel | MeanModel, rule: Callable | None) -> None:
+    """The environment's termination rule, set on the model's and its peers' one-step models (a
+    mean's: every member's and theirs) where they were fitted for one (``onestep.OneStepModel.split``):
+    a rule given in Python, which a saved model does not hold (one named MODULE:ATTR it does)."""
+    members = model.members if isinstance(model, MeanModel) else (model,)
+    for m in (p for member in members for p in (member, *member.peers)):
         if m.onestep is not None and m.onestep.split:
             m.onestep = m.onestep._replace(terminal=rule)
 
@@ -692,7 +754,14 @@ def split_bank(base: str) -> tuple[str, int]:
 
 def split_method(method: str) -> tuple[str, int | str]:
     """``"favor+k30"`` -> ("favor", 30): an operator and its expansion horizon (0: none; "auto":
-    ``favor+kauto``, chosen per reward)."""
+    ``favor+kauto``, chosen per reward). A mean of answers at one horizon (``MEAN``), e.g.
+    ``"favor+k30~fb+k30"`` -> ("favor~fb", 30); answers at different horizons are not one."""
+    if MEAN in method:
+        parts = [split_method(m) for m in split_mean(method)]
+        if len({k for _, k in parts}) > 1:
+            raise ValueError(f"{method!r}: a mean of answers is named ANSWER~ANSWER~... with every answer at one "
+                             f"horizon (e.g. favor+kauto~fb+kauto)")
+        return MEAN.join(b for b, _ in parts), parts[0][1]
     base, sep, k = method.partition("+k")
     if sep and k == AUTO:
         return base, AUTO
@@ -700,6 +769,16 @@ def split_method(method: str) -> tuple[str, int | str]:
         raise ValueError(f"{method!r}: an expansion is named OPERATOR+kK with K >= 1 model steps (e.g. favor+k30), "
                          f"or OPERATOR+kauto")
     return base, int(k) if sep else 0
+
+
+def split_mean(method: str) -> tuple[str, ...]:
+    """``"favor+kauto~fb+kauto"`` -> ("favor+kauto", "fb+kauto"): the answers a mean is of (one
+    answer: itself); two or more distinct answers, each named."""
+    names = tuple(method.split(MEAN))
+    if len(names) > 1 and (not all(names) or len(set(names)) < len(names)):
+        raise ValueError(f"{method!r}: a mean of answers names two or more distinct answers, ANSWER~ANSWER~... "
+                         f"(e.g. favor+kauto~fb+kauto)")
+    return names
 
 
 def horizon_rank(horizon: int | str) -> int:

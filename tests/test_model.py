@@ -393,6 +393,36 @@ def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_a_mean_of_answers_is_their_mean_from_one_rollout(policy_run):
+    """``load(run, "favor+k30~fb+k30")``: the mean of the two answers, its members sharing one
+    rollout; linear in r as each is; kauto's members choose one k;
+    answers at two horizons, or one answer twice, are one clear error; it has no policy."""
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    effort = lambda f: f["action"][:, 0] ** 2  # noqa: E731
+    for k in (30, "auto"):
+        mean = resolvent.load(policy_run, f"favor+k{k}~fb+k{k}")
+        assert (mean.method, mean.horizon, mean.gamma, mean.n_seeds) == (f"favor+k{k}~fb+k{k}", k, 0.99, 2)
+        alone = [resolvent.load(policy_run, f"{m}+k{k}") for m in ("favor", "fb")]
+        want = np.mean([m.q_values(height, obs, act, seed=None) for m in alone], 0)
+        np.testing.assert_allclose(mean.q_values(height, obs, act, seed=None), want, rtol=1e-5, atol=1e-5)
+    mean = resolvent.load(policy_run, "favor+k30~fb+k30")
+    favor, fb = mean.members
+    assert fb.rollouts is favor.rollouts and fb.expansion(obs, act, 30) is favor.expansion(obs, act, 30)
+    both = lambda f: 2.0 * height(f) - effort(f)  # noqa: E731
+    np.testing.assert_allclose(mean.q_values(both, obs, act), 2 * mean.q_values(height, obs, act)
+                               - mean.q_values(effort, obs, act), rtol=1e-4, atol=1e-4)
+    mean.target_policy = None                                   # set on every member
+    assert favor.target_policy is None and fb.target_policy is None
+    with pytest.raises(ValueError, match="every answer at one horizon"):
+        resolvent.load(policy_run, "favor+k30~fb+k10")
+    with pytest.raises(ValueError, match="two or more distinct answers"):
+        resolvent.load(policy_run, "favor+k30~favor+k30")
+    with pytest.raises(ValueError, match="has no policy of its own"):
+        mean.policy(height)
+
+
 def test_horizon_chosen_per_reward(policy_run):
     """METHOD+kauto: each reward's k from 0 and the run's horizons (the one-step ensemble's spread
     under pi against the operators' spread; a single model's error along the data's stretches),

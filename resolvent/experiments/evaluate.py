@@ -51,7 +51,7 @@ from resolvent.experiments.runner import run_experiment, train_loop
 from resolvent.experiments.scoring import PREFIX, entry_of, metric_rows, save_predictions, score
 from resolvent.experiments.sources import (Rewards, Source, check_same_policy, dataset_source, family_source,
                                            policy_fingerprint)
-from resolvent.experiments.trust import choose_method, train_oracle, with_bank
+from resolvent.experiments.trust import choose_method, train_oracle, with_bank, with_partners
 from resolvent.keys import name_id, named_key
 from resolvent.model import AUTO, OperatorModel, save_bank, save_stretches, split_method
 from resolvent.rewards import generic_rewards
@@ -88,9 +88,10 @@ def run_method(name: str, cfg: EvaluateConfig, p: Problem, run: RunDir, resume: 
     return {**entry, "steps": step, "seconds": round(seconds, 2)}
 
 
-def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> dict:
+def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dict) -> tuple[dict, dict]:
     """The model-based expansions (``algorithms/expansion.py``) of every trained operator, scored
-    like a method: ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``,
+    like a method, and the answers of the fixed and chosen horizons ({name: {set: (S, R, n)}}, for
+    ``mean_entry``): ``METHOD+kK`` -> its results.json entry, for each K in ``cfg.horizons``,
     ``METHOD+kauto``, K chosen per reward and kind of points (``algorithms/horizon.py``; its choices
     in ``horizon_each``) where the run has two or more operators and the one-step model an ensemble
     (a single model: where the data has stretches), and
@@ -106,7 +107,7 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
     rollout of the longest horizon serves every operator and horizon (``Rollouts``)."""
     bank_cfg = cfg.bank.resolve(cfg.auto, len(p.features["obs"]))
     if not (cfg.horizons or cfg.distil.horizon or bank_cfg.points) or p.pi is None or p.y is None:
-        return {}
+        return {}, {}
     obs, act = p.raw_points()                                              # every point
     rollouts, models = Rollouts(), {}
     for name in (m for m in cfg.methods if m != "fqe" and m in methods):
@@ -173,7 +174,21 @@ def expansion_entries(cfg: EvaluateConfig, p: Problem, run: RunDir, methods: dic
                                **({"trust_gap_each": trust_gaps(q, g_k, p)} if spread is not None else {})}
                         for tail, q in tails.items()})
             save_predictions(run, tails, p)
-    return out
+    return out, saved
+
+
+def mean_entry(choice: dict, p: Problem, run: RunDir, methods: dict, answers: dict) -> dict:
+    """The results.json entry of auto's mean of answers (``trust.with_partners``, named by them):
+    the mean of its answers' (``answers``, {name: {set: (S, R, n)}}), scored like a method, their
+    choices of horizon (kauto) and their members kept; saved with the answers
+    (predictions.npz)."""
+    names = (choice["alone"], *choice["partners"])
+    q = {s: np.mean([answers[m][s] for m in names], 0) for s in answers[names[0]]}     # {set: (S, R, n)}
+    save_predictions(run, {choice["chosen"]: q}, p)
+    first = methods[names[0]]
+    return {**entry_of(score(q, p), p), "steps": first["steps"], "seconds": round(sum(methods[m]["seconds"]
+            for m in names), 2), "horizon": first["horizon"], "members": list(names),
+            **({"horizon_each": first["horizon_each"]} if "horizon_each" in first else {})}
 
 
 def trust_spread(model: OperatorModel, p: Problem, obs, act, horizon: int) -> dict | None:
@@ -349,14 +364,18 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
 
     def finish(cfg: EvaluateConfig, p: Problem, results: dict) -> dict:
         base = {m: r for m, r in results["methods"].items() if not split_method(m)[1]}
-        methods = {**base, **expansion_entries(cfg, p, RunDir(out), base)}
+        expansions, answers = expansion_entries(cfg, p, RunDir(out), base)
+        methods = {**base, **expansions}
         # auto: its candidates' answers; a run of named operators with the trust report: theirs, the
         # same rule's pick its default answer (``resolvent.default_method``, where no ground truth ranks them)
         pool = AUTO_CANDIDATES if cfg.auto else cfg.methods
         candidates = tuple(m for m in methods if m != "fqe" and split_method(m)[0] in pool)
         if not cfg.auto and not any("trust_rel_rmse_each" in methods[m] for m in candidates):
             return {"methods": methods}
-        choice = with_bank(methods, choose_method(methods, candidates, cfg.auto_tie), cfg.auto_tie)
+        choice = with_partners(with_bank(methods, choose_method(methods, candidates, cfg.auto_tie), cfg.auto_tie),
+                               cfg.auto_tie)
+        if "partners" in choice:            # the pick averaged with its tied partners: scored as an answer
+            methods[choice["chosen"]] = mean_entry(choice, p, RunDir(out), methods, answers)
         return {"methods": methods, "auto" if cfg.auto else "trusted": choice}
 
     return run_experiment(cfg, EvaluateConfig, out, resume, lambda c: prepare(c, source), header, run_method,
@@ -380,7 +399,7 @@ def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
 __all__ = ["ABSORBING", "AUTO_CANDIDATES", "DEFAULT_METHODS", "KINDS", "METHODS", "OPERATORS", "PREFIX", "PRESETS",
            "PRESET_METHODS", "REF_ACTIONS", "SETS", "TRUST", "EvaluateConfig", "Method", "Problem", "RewardSet",
            "Rewards", "Source", "check_same_policy", "dataset_source", "default_fqe", "entry_of", "expansion_entries",
-           "family_source", "fqe_oracle", "inference_model", "make_method", "metric_rows", "named_key", "oracle_set",
-           "paper_fqe", "policy_fingerprint", "policy_method", "prepare", "reference_features", "reward_set",
-           "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_gaps",
+           "family_source", "fqe_oracle", "inference_model", "make_method", "mean_entry", "metric_rows", "named_key",
+           "oracle_set", "paper_fqe", "policy_fingerprint", "policy_method", "prepare", "reference_features",
+           "reward_set", "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_gaps",
            "trust_spread", "trust_truth"]

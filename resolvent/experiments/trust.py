@@ -29,7 +29,7 @@ import numpy as np
 from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.runner import train_loop
 from resolvent.keys import named_key
-from resolvent.model import AUTO, horizon_rank, split_bank, split_method
+from resolvent.model import AUTO, MEAN, horizon_rank, split_bank, split_method
 from resolvent.rewards import PriorConfig, PriorStats, generic_rewards
 
 ORACLE = "trust-oracle"   # its checkpoint's name in the run directory
@@ -214,3 +214,33 @@ def with_bank(methods: dict, choice: dict, tie: float = 0.0) -> dict:
         g_k = f"{operator}+k{split_bank(split_method(best)[0])[1]}"                  # the G_K the bank stands in for
         why += f" (its departure from {g_k} {gap:.3f}, within that one's spread over one-step members {spread:.3f})"
     return {**choice, "chosen": best, "why": choice["why"] + why, "replaced": chosen}
+
+
+def with_partners(choice: dict, tie: float = 0.0) -> dict:
+    """auto's ``choice`` (``choose_method``'s, its band ``tie``), its pick averaged with its tied
+    partners: the same expansion (``METHOD+kK``, ``METHOD+kauto``) of every other candidate
+    operator whose mean held-out agreement (relative RMSE against per-reward FQE) is at most
+    (1 + ``tie``) x the pick's. The result is named by its answers (``MEAN``, the pick first, e.g.
+    ``fb+k400~favor+k400``; ``model.MeanModel``), the pick kept as ``alone`` and the partners as
+    ``partners``. Where operators tie on every trust signal, the rule keeps one of them by the
+    last digit (Pendulum-Angle medium: fb+k400 0.1265 against favor+k400's 0.1266), yet their
+    errors differ; their mean reads no ground truth either. On the 11 committed runs with answers
+    and the trust report (results/accuracy/intervals/pair-average.md), each reward's MSE over the
+    best single candidate's: geometric mean 1.054x -> 1.029x, the worst 1.404x -> 1.145x
+    (Pendulum-Angle medium), better than every single candidate on both HalfCheetah-Vel expert
+    runs (0.956x, 0.982x), Ant-Dir expert 1.116x -> 1.029x; Reacher 1.000x -> 1.145x the cost.
+    A bank answer (``with_bank``'s replacement) and an operator alone stand as they are: the rule
+    was measured on expansions."""
+    chosen, scores = choice["chosen"], choice["mean_trust_rel_rmse"]
+    base, k = split_method(chosen)
+    if "replaced" in choice or not k or split_bank(base)[1]:
+        return choice
+    partners = [m for m, v in scores.items() if v <= (1.0 + tie) * scores[chosen] and m != chosen
+                and split_method(m)[1] == k and split_method(m)[0] != base]
+    if not partners:
+        return choice
+    why = (f"; averaged with {', '.join(partners)}, the same expansion of the other operators within (1 + {tie:g}) x "
+           f"its agreement ({', '.join(f'{m} {scores[m]:.3f}' for m in partners)} against {scores[chosen]:.3f}): "
+           f"tied operators' errors differ, and their mean is the better bet")
+    return {**choice, "chosen": MEAN.join((chosen, *partners)), "why": choice["why"] + why, "alone": chosen,
+            "partners": partners}

@@ -15,9 +15,9 @@ from resolvent.data import dataset_id, load_transitions
 from resolvent.experiments import EvaluateConfig, RunDir, open_run, run_evaluate
 from resolvent.experiments.evaluate import set_answers
 from resolvent.experiments.problem import prepare
-from resolvent.experiments.trust import choose_method, with_bank
+from resolvent.experiments.trust import choose_method, with_bank, with_partners
 from resolvent.families import get_family
-from resolvent.model import CheckpointError
+from resolvent.model import CheckpointError, split_method
 from resolvent.rewards import PriorConfig
 
 TINY = dict(horizons=(3,), steps=40, log_every=10, checkpoint_every=20, seeds=2, m=16, n_initial=4,
@@ -334,6 +334,33 @@ def test_the_banks_answer_takes_autos_pick_where_it_is_as_consistent():
     assert with_bank(methods, choice, 0.2)["chosen"] == "favor+b400+k30"
     del methods["favor+k400"]["trust_bellman_each"]
     assert with_bank(methods, {**choice, "chosen": "favor+k400"}, 0.2)["chosen"] == "favor+k400"
+
+
+def test_autos_pick_is_averaged_with_the_same_expansion_of_its_tied_operators():
+    """with_partners: the pick with every other operator's answer at its horizon whose agreement is
+    within (1 + tie) x the pick's, named by them, the pick first (Pendulum-Angle medium: fb+k400 and
+    favor+k400 0.1265 against 0.1266); another horizon, the pick's own operator, one outside the
+    band never; a bank answer and an operator alone stand as they are."""
+    scores = {"fb+k400": 0.1265, "favor+k400": 0.1266, "sf+k400": 0.40, "attention+k400": 0.30, "favor+k150": 0.13,
+              "favor": 0.2, "fb": 0.2}
+    methods = {m: {"trust_rel_rmse_each": {"heldout-0": [v]}} for m, v in scores.items()}
+    choice = choose_method(methods, tuple(methods), tie=1.5)
+    assert choice["chosen"] == "fb+k400"
+    mean = with_partners(choice, 1.5)
+    assert mean["chosen"] == "fb+k400~favor+k400~attention+k400" and mean["alone"] == "fb+k400"
+    assert mean["partners"] == ["favor+k400", "attention+k400"] and mean["why"].startswith(choice["why"])
+    assert "averaged with favor+k400, attention+k400" in mean["why"]
+    assert with_partners(choice, 0.0) == choice                           # 0.1266 > 0.1265: none tied
+    assert with_partners(choice, 0.01)["partners"] == ["favor+k400"]
+    assert split_method(mean["chosen"]) == ("fb~favor~attention", 400)
+    assert with_partners({**choice, "chosen": "fb+b400+k30", "replaced": "fb+k400"}, 1.5)["chosen"] == "fb+b400+k30"
+    alone = choose_method(methods, ("favor", "fb"), tie=1.5)
+    assert with_partners(alone, 1.5) == alone                             # no expansion: not averaged
+    with pytest.raises(ValueError, match="every answer at one horizon"):
+        split_method("fb+k400~favor+k150")
+    for bad in ("fb+k400~fb+k400", "fb+k400~"):
+        with pytest.raises(ValueError, match="two or more distinct answers"):
+            split_method(bad)
 
 
 def test_a_familys_first_training_rewards_join_the_trust_reports_when_asked():

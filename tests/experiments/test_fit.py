@@ -146,9 +146,11 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     # default under auto) may take the pick's place
     expansions = {f"{m}+k{k}" for m in AUTO_CANDIDATES for k in (*horizons, "auto")}
     banked = {f"{m}+b5+k{k}" for m in ("favor", "fb") for k in horizons}
-    assert set(res["methods"]) == set(AUTO_CANDIDATES) | expansions | banked
-    mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in res["methods"].items()}
-    bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in res["methods"].items()}
+    means = [m for m in res["methods"] if "~" in m]          # auto's mean of answers, where it averaged
+    answers = {m: r for m, r in res["methods"].items() if m not in means}
+    assert set(answers) == set(AUTO_CANDIDATES) | expansions | banked
+    mean = {m: np.mean([np.mean(v) for v in r["trust_rel_rmse_each"].values()]) for m, r in answers.items()}
+    bell = {m: np.mean([np.mean(v) for v in r["trust_bellman_each"].values()]) for m, r in answers.items()}
     chosen, tie = res["auto"]["chosen"], EvaluateConfig().auto_tie
     tied = [m for sc in (mean, bell) for m, v in sc.items() if m not in banked and v <= (1 + tie) * min(
         v for c, v in sc.items() if c not in banked)]
@@ -166,10 +168,20 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     assert set(spread) == {"favor+k5", "fb+k5"} and min(spread.values()) >= 0 and min(gap.values()) >= 0
     mine = [m for m in banked if m.startswith(split_method(pick)[0] + "+b") and bell[m] <= bell[pick]
             and mean[m] <= band and gap[m] <= spread[split_bank(split_method(m)[0])[0] + "+k5"]]
-    assert chosen == (min(mine, key=lambda m: bell[m]) if mine else pick)
-    assert chosen in res["auto"]["why"] and res["auto"].get("replaced", chosen) == pick
-    base, k = split_method(chosen)
-    assert (model.method, model.horizon, model.bank is not None) == (split_bank(base)[0], k, "+b" in chosen)
+    single = min(mine, key=lambda m: bell[m]) if mine else pick
+    assert single in res["auto"]["why"] and res["auto"].get("replaced", single) == pick
+    # an expansion (not the bank's) averaged with the same expansion of every operator within the band of its agreement
+    base, k = split_method(single)
+    partners = [m for m in mean if m not in banked and m != single and split_method(m) == (split_method(m)[0], k)
+                and split_method(m)[0] != base and mean[m] <= (1 + tie) * mean[single]] if single == pick and k else []
+    assert chosen == "~".join((single, *partners)) and means == ([chosen] if partners else [])
+    if partners:                 # scored as an answer, loaded as the mean of its members sharing one rollout
+        assert res["methods"][chosen]["members"] == [single, *partners] and res["auto"]["alone"] == single
+        assert model.method == chosen and model.horizon == k
+        assert [(m.method, m.horizon) for m in model.members] == [split_method(m) for m in (single, *partners)]
+        assert all(m.rollouts is model.members[0].rollouts for m in model.members)
+    else:
+        assert (model.method, model.horizon, model.bank is not None) == (split_bank(base)[0], k, "+b" in chosen)
     again = resolvent.load(tmp_path / "a")                                        # no method: the pick
     assert (again.method, again.horizon) == (model.method, model.horizon)
     assert resolvent.load(tmp_path / "a", method="fb").method == "fb"
