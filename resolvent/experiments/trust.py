@@ -17,7 +17,8 @@ results.json's ``trust_oracle``.
 ``method="auto"`` trains the candidates and keeps one that is best, or within a band of the best,
 on agreement (relative RMSE against the oracle, not R^2: on Pendulum it orders the methods as
 the truth does where R^2 against the oracle does not) or on the Bellman residual
-(``choose_method``).
+(``choose_method``); its operator's bank answer may take its place (``with_bank``), and an
+expansion kept is averaged with the same expansion of the operators tied with it (``with_partners``).
 """
 from __future__ import annotations
 
