@@ -17,7 +17,7 @@ that reads no ground truth. Two ways to choose what is averaged, both from the r
 from __future__ import annotations
 
 import numpy as np
-from per_reward import TIE, runs, scores
+from per_reward import TIE, over_runs, runs, scores
 
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES
 from resolvent.experiments.trust import mean_over_heldout
@@ -53,8 +53,7 @@ def main() -> None:
             ratios[k].append(v)
         print(f"| {run} | {pick} | {row['pick']:.3f}x | {', '.join(pair) or '-'} | {row['pair']:.3f}x "
               f"| {', '.join(tied) or '-'} | {row['tied']:.3f}x |")
-    print("\nover the runs (geometric mean; worst): " + "; ".join(
-        f"{k} {np.exp(np.mean(np.log(v))):.3f}x, {max(v):.3f}x" for k, v in ratios.items()))
+    print("\nover the runs (geometric mean; worst): " + over_runs(ratios))
 
 
 if __name__ == "__main__":

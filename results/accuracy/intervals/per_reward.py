@@ -48,6 +48,11 @@ def scores(z, methods: list[str], also: dict | None = None) -> tuple[dict, dict]
     return {m: float(np.exp(np.concatenate(v).mean())) for m, v in logs.items()}, worst
 
 
+def over_runs(ratios: dict[str, list[float]]) -> str:
+    """Each rule's ratios over the runs: their geometric mean and the worst."""
+    return "; ".join(f"{k} {np.exp(np.mean(np.log(v))):.3f}x, {max(v):.3f}x" for k, v in ratios.items())
+
+
 TIE = EvaluateConfig().auto_tie   # auto's tie: candidates within (1 + TIE) x the best on a signal are tied
 
 

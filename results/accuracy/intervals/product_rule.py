@@ -15,8 +15,8 @@ over the members: the same numbers as the product's mean, which is linear).
 """
 from __future__ import annotations
 
-import numpy as np
-from per_reward import TIE, runs, scores
+from pair_average import mean_of
+from per_reward import TIE, over_runs, runs, scores
 
 from resolvent.experiments.trust import choose_method, with_bank, with_partners
 from resolvent.model import split_mean
@@ -34,16 +34,14 @@ def main() -> None:
         if not all(any(k.startswith(f"{m}|") for k in z.files) for m in members):
             print(f"| {run} | {pick} | {banked['chosen']} | {final['chosen']} | - | not in predictions.npz |")
             continue
-        answer = {"answer": lambda s, kind, ms=members: np.mean([z[f"{m}|{s}|{kind}|pred"] for m in ms], 0)}
-        per, _ = scores(z, have, answer)
+        per, _ = scores(z, have, {"answer": mean_of(z, list(members))})
         best = min(per[m] for m in have)
-        row = {"pick": per[pick] / best, "product": per["answer"] / best}
-        for k, v in row.items():
-            ratios[k].append(v)
+        ratios["pick"].append(per[pick] / best)
+        ratios["product"].append(per["answer"] / best)
+        row = {k: v[-1] for k, v in ratios.items()}
         print(f"| {run} | {pick} | {banked['chosen']} | {final['chosen']} | {row['pick']:.3f}x "
               f"| {row['product']:.3f}x |")
-    print("\nover the runs scored (geometric mean; worst): " + "; ".join(
-        f"{k} {np.exp(np.mean(np.log(v))):.3f}x, {max(v):.3f}x" for k, v in ratios.items()))
+    print("\nover the runs scored (geometric mean; worst): " + over_runs(ratios))
 
 
 if __name__ == "__main__":
