@@ -407,6 +407,8 @@ def test_a_mean_of_answers_is_their_mean_from_one_rollout(policy_run):
         alone = [resolvent.load(policy_run, f"{m}+k{k}") for m in ("favor", "fb")]
         want = np.mean([m.q_values(height, obs, act, seed=None) for m in alone], 0)
         np.testing.assert_allclose(mean.q_values(height, obs, act, seed=None), want, rtol=1e-5, atol=1e-5)
+    favor, fb = mean.members                                    # kauto: e_op is the spread of the same operators
+    assert favor.choose_horizon(height, obs, act) == fb.choose_horizon(height, obs, act)
     mean = resolvent.load(policy_run, "favor+k30~fb+k30")
     favor, fb = mean.members
     assert fb.rollouts is favor.rollouts and fb.expansion(obs, act, 30) is favor.expansion(obs, act, 30)

@@ -172,7 +172,7 @@ def test_auto_keeps_the_best_held_out_agreement_and_load_loads_it(dataset, tmp_p
     assert single in res["auto"]["why"] and res["auto"].get("replaced", single) == pick
     # an expansion (not the bank's) averaged with the same expansion of every operator within the band of its agreement
     base, k = split_method(single)
-    partners = [m for m in mean if m not in banked and m != single and split_method(m) == (split_method(m)[0], k)
+    partners = [m for m in mean if m not in banked and m != single and split_method(m)[1] == k
                 and split_method(m)[0] != base and mean[m] <= (1 + tie) * mean[single]] if single == pick and k else []
     assert chosen == "~".join((single, *partners)) and means == ([chosen] if partners else [])
     if partners:                 # scored as an answer, loaded as the mean of its members sharing one rollout
