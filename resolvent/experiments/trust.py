@@ -225,9 +225,9 @@ def with_partners(choice: dict, tie: float = 0.0) -> dict:
     ``fb+k400~favor+k400``; ``model.MeanModel``), the pick kept as ``alone`` and the partners as
     ``partners``. Where operators tie on every trust signal, the rule keeps one of them by the
     last digit (Pendulum-Angle medium: fb+k400 0.1265 against favor+k400's 0.1266), yet their
-    errors differ; their mean reads no ground truth either. On the 11 committed runs with answers
+    errors differ; their mean reads no ground truth either. On the 12 committed runs with answers
     and the trust report (results/accuracy/intervals/pair-average.md), each reward's MSE over the
-    best single candidate's: geometric mean 1.054x -> 1.029x, the worst 1.404x -> 1.145x
+    best single candidate's: geometric mean 1.050x -> 1.026x, the worst 1.404x -> 1.145x
     (Pendulum-Angle medium), better than every single candidate on both HalfCheetah-Vel expert
     runs (0.956x, 0.982x), Ant-Dir expert 1.116x -> 1.029x; Reacher 1.000x -> 1.145x the cost.
     A bank answer (``with_bank``'s replacement) and an operator alone stand as they are: the rule
