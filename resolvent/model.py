@@ -529,7 +529,12 @@ class MeanModel:
     def q_values(self, reward: Reward, observations, actions, seed: int | None = 0,
                  horizon: int | None = None) -> np.ndarray:
         """The mean of the members' ``OperatorModel.q_values``: (b,) for one network seed, (S, b) for
-        all with ``seed=None``; ``horizon`` as there, asked of every member."""
+        all with ``seed=None``; ``horizon`` as there, asked of every member. "auto" is chosen once,
+        by the first member, for all: its e_op is the spread of the same operators as every member's
+        and its e_model the shared one-step model's, so each member would choose the same k."""
+        horizon = self.horizon if horizon is None else horizon
+        if horizon == AUTO and len(observations):
+            horizon = self.members[0].choose_horizon(reward, observations, actions)
         return np.mean([m.q_values(reward, observations, actions, seed=seed, horizon=horizon)
                         for m in self.members], 0)
 
