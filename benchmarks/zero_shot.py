@@ -38,7 +38,9 @@ callable, run op by op as written; ``cycle`` the rollout's tolerance for a point
 the closed loop without the model (``OneStepConfig.cycle``; ``--cycle 0,1e-4``: a row per value).
 ``METHOD+kauto`` (where the run can choose: an ensemble or its stretches, and two or more
 operators) times the horizon's choice for the reward and the answer at it (``chosen``), at new
-points and at points rolled out.
+points and at points rolled out. With two or more operators, ``A+kK~B+kK~...`` (the longest K) and
+``A+kauto~B+kauto~...`` time the mean of their answers (``resolvent.MeanModel``: one rollout, every
+operator's tail), the answer auto keeps where operators tie.
 
 A run with ``distil.horizon`` = K (``--distil K`` when training here) also times each operator's
 distilled student ``METHOD+dK``: G_K's accuracy asked of one forward pass, no rollout; and
@@ -84,6 +86,7 @@ from resolvent.experiments import EvaluateConfig, RunDir, prepare, run_evaluate
 from resolvent.experiments.evaluate import DEFAULT_METHODS, make_method, named_key, score
 from resolvent.experiments.evaluate_config import ORACLES
 from resolvent.keys import name_id
+from resolvent.model import AUTO, MEAN, MeanModel
 from resolvent.transitions import Member
 
 TINY = dict(onestep=OneStepConfig(hidden=(16,), steps=20), horizons=(2,),
@@ -126,6 +129,40 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
              "rolled_ms": warm_ms(lambda: auto.q_values(new(reward), obs, act), repeats),
              "chosen": auto.choose_horizon(reward, obs, act),
              "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
+
+
+def mean_rows(run_dir: str, methods: list[str], row: dict, horizons, reward, obs, act, gt, truth, features: dict,
+              repeats: int) -> list[dict]:
+    """The mean of every operator's answer at one horizon (``resolvent.MeanModel``, the answer auto
+    keeps where operators tie: ``trust.with_partners``), at the longest of ``horizons`` and by kauto
+    (where the run can choose, ``chosen`` its k): one rollout shared by the members (``rollout_ms``:
+    the longest horizon's), each member's tail. ``encode_ms`` and ``forward_ms`` are every member's
+    together; ``answer_ms`` at new points, timed whole; ``rolled_ms`` and ``rolled_written_ms`` at
+    points already rolled out, as an expansion's."""
+    rows = []
+    for k in (horizons[-1], AUTO):
+        name = MEAN.join(f"{m}+k{k}" for m in methods)
+        mean = resolvent.load(run_dir, name)
+        mean = MeanModel(name, tuple(seed0(m) for m in mean.members))
+        if k == AUTO:
+            for m in mean.members:
+                m.horizons = tuple(horizons)
+            if not mean.members[0].can_choose():
+                continue
+        encs = [m.encode([reward]) for m in mean.members]                  # (1, e) each
+        first, longest = mean.members[0], horizons[-1]
+        chosen = {"chosen": first.choose_horizon(reward, obs, act)} if k == AUTO else {}
+        rows.append({**row, "method": name, "members": len(mean.members), **chosen,
+                     "rollout_ms": warm_ms(lambda: expand(first.onestep, first.target_policy, obs, act, longest),
+                                           repeats),
+                     "rolled_written_ms": warm_ms(lambda: mean.q_values(new(reward, True), obs, act), repeats),
+                     "encode_ms": warm_ms(lambda: [m.encode([reward]) for m in mean.members], repeats),
+                     "forward_ms": warm_ms(lambda: [m.q_from_encodings(e, obs, act)
+                                                    for m, e in zip(mean.members, encs)], repeats),
+                     "rolled_ms": warm_ms(lambda: mean.q_values(new(reward), obs, act), repeats),
+                     "answer_ms": fresh_ms(mean, reward, features, len(obs), None, repeats),
+                     "mse": float(np.mean((mean.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))})
+    return rows
 
 
 def bank_rows(model, name: str, bank_cfg: BankConfig, starts: np.ndarray, row: dict, horizons, rollout_ms: dict,
@@ -332,6 +369,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
             print(f"measured {r['method']}: answer {r['answer_ms']:.1f} ms, MSE {r['mse']:.4g}", file=sys.stderr,
                   flush=True)
         done = len(rows)
+    if horizons and model.onestep is not None and len(methods) > 1:   # the last operator's expansion
+        rows += mean_rows(run_dir, methods, row, horizons, reward, obs, act, gt, truth, p.features, args.repeats)
     if args.fqe_log:   # the answers measured, before FQE's long training: the log's first line
         with open(args.fqe_log, "a") as f:
             f.write(json.dumps({"answers": [{k: r[k] for k in ("method", "answer_ms", "mse")} for r in rows]}) + "\n")

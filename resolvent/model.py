@@ -657,17 +657,34 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel | Mean
         method = default_method(run_dir)[0]
     if MEAN in method:                    # a mean of answers: each loaded as named, sharing one rollout
         split_method(method)              # one horizon for all, or one clear error
-        return MeanModel(method, tuple(load(run_dir, m) for m in split_mean(method)))
+        loaded: dict[str, OperatorModel] = {}   # the run's operators read so far, by file: members and peers
+        members, read = [], set()     # the files members were read from: a second member of one file reads its own
+        for m in split_mean(method):
+            base = split_bank(split_method(m)[0])[0]
+            members.append(_load(run_dir, m, loaded, reuse=base not in read))
+            read.add(base)
+            loaded.setdefault(base, members[-1])
+        return MeanModel(method, tuple(members))
+    return _load(run_dir, method, {}, reuse=False)
+
+
+def _load(run_dir: str | Path, method: str, loaded: dict[str, OperatorModel], reuse: bool) -> OperatorModel:
+    """``load`` of one answer (no mean). ``loaded``: the run's operators already read, by file
+    name (a mean's members and their peers): the peers horizon "auto" asks alone (``q_values(...,
+    horizon=0)``) and the one-step model are taken from there, and with ``reuse`` (no earlier member
+    of the mean reads this operator's file) the operator itself, so a mean reads each file once."""
     base, horizon = split_method(method)
     base, banked = split_bank(base)
     if banked and not (isinstance(horizon, int) and horizon >= 1):
         raise ValueError(f"{method!r}: the bank answers after k >= 1 model steps (the query's own action first): "
                          f"name it {base}+b{banked}+kK, e.g. {base}+b{banked}+k30")
     models = Path(run_dir) / "models"
-    model = OperatorModel.load(models, base)
+    model = loaded[base] if reuse and base in loaded else OperatorModel.load(models, base)
     config = read_run_json(Path(run_dir) / "config.json")
     model.target_policy, model.horizon = config_policy(config), horizon
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
+        model.onestep = next((m.onestep for m in loaded.values() if m.onestep is not None), None)
+    if horizon and model.onestep is None:
         for path in sorted(models.glob("*.npz")):
             if path.name in (STRETCHES, BANK):
                 continue
@@ -680,8 +697,10 @@ def load(run_dir: str | Path, method: str | None = None) -> OperatorModel | Mean
     if horizon == AUTO:   # the run's candidates, its stretches of the data and its other operators
         model.horizons = tuple(int(k) for k in config.get("horizons", ()))
         model.stretches = load_stretches(models)
-        model.peers = tuple(OperatorModel.load(models, m) for m in config.get("methods", ())   # the run's operators
-                            if m not in ("fqe", base) and (models / f"{m}.json").is_file())
+        for m in config.get("methods", ()):   # the run's other operators
+            if m not in ("fqe", base, *loaded) and (models / f"{m}.json").is_file():
+                loaded[m] = OperatorModel.load(models, m)
+        model.peers = tuple(loaded[m] for m in config.get("methods", ()) if m != base and m in loaded)
     return model
 
 

@@ -61,13 +61,16 @@ def test_benchmark_runs_and_prints_json_lines(script, tmp_path):
     if script == "zero_shot.py":
         # TINY's horizons (2,), and favor's distilled G_2, alone and as G_2's tail, and its bank (K = 3)
         # as G_2's tail with each agree (SF is not of the policy encoding) (and each operator's horizon
-        # chosen per reward: an ensemble, two operators); every expansion with the rollout's cycles off and on
+        # chosen per reward: an ensemble, two operators); every expansion with the rollout's cycles off and on;
+        # the mean of the two operators' answers at the longest horizon and by kauto
         assert [r["method"] for r in results] == ["favor", "favor+d2", "favor+k2", "favor+d2+k2", "favor+k2",
                                                   "favor+d2+k2", "favor+b3+k2", "favor+b3+k2", "favor+kauto", "sf",
-                                                  "sf+k2", "sf+k2", "sf+kauto"]
+                                                  "sf+k2", "sf+k2", "sf+kauto", "favor+k2~sf+k2",
+                                                  "favor+kauto~sf+kauto"]
         assert [r["agree"] for r in results if "+b" in r["method"]] == [0.0, 0.03]
-        assert [r["cycle"] for r in results if r["method"].endswith("+k2") and "+b" not in r["method"]] == [
-            0.0, 0.0, 1e-4, 1e-4, 0.0, 1e-4]
+        assert [r["cycle"] for r in results if r["method"].endswith("+k2") and "+b" not in r["method"]
+                and "~" not in r["method"]] == [0.0, 0.0, 1e-4, 1e-4, 0.0, 1e-4]
+        assert [r["members"] for r in results if "~" in r["method"]] == [2, 2]
         for r in results:
             assert 0 < r["forward_ms"] and 0 < r["encode_ms"] and 0 < r["answer_ms"] and r["ratio"] > 0
         assert len({r["reward"] for r in results}) == 1                    # one new reward, named on every line

@@ -395,7 +395,7 @@ def test_distillation_targets_made_in_parts_are_one_rollouts(policy_run):
 
 def test_a_mean_of_answers_is_their_mean_from_one_rollout(policy_run):
     """``load(run, "favor+k30~fb+k30")``: the mean of the two answers, its members sharing one
-    rollout; linear in r as each is; kauto's members choose one k;
+    rollout; linear in r as each is; kauto's members choose one k, each other's peers;
     answers at two horizons, or one answer twice, are one clear error; it has no policy."""
     obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
     act = np.array([[0.0], [1.0]], np.float32)
@@ -408,6 +408,7 @@ def test_a_mean_of_answers_is_their_mean_from_one_rollout(policy_run):
         want = np.mean([m.q_values(height, obs, act, seed=None) for m in alone], 0)
         np.testing.assert_allclose(mean.q_values(height, obs, act, seed=None), want, rtol=1e-5, atol=1e-5)
     favor, fb = mean.members                                    # kauto: e_op is the spread of the same operators
+    assert len(favor.peers) == len(fb.peers) == 1 and favor.peers[0] is fb and fb.peers[0] is favor  # one read each
     assert favor.choose_horizon(height, obs, act) == fb.choose_horizon(height, obs, act)
     mean = resolvent.load(policy_run, "favor+k30~fb+k30")
     favor, fb = mean.members
