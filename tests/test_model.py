@@ -9,6 +9,7 @@ import pytest
 import resolvent
 from resolvent.experiments import EvaluateConfig, RunDir, run_evaluate
 from resolvent.experiments.evaluate import distil_targets
+from resolvent.experiments.problem import open_run
 from resolvent.algorithms.bank import BankConfig
 from resolvent.algorithms.distil import DistilConfig
 from resolvent.algorithms.expansion import Rollouts, rollout_bytes
@@ -424,6 +425,23 @@ def test_a_mean_of_answers_is_their_mean_from_one_rollout(policy_run):
         resolvent.load(policy_run, "favor+k30~favor+k30")
     with pytest.raises(ValueError, match="has no policy of its own"):
         mean.policy(height)
+
+
+def test_the_runs_answers_are_what_load_answers_at_the_truths_own_points(policy_run):
+    """predictions.npz holds what ``resolvent.load(run, method)`` answers at the ground truth's
+    points: the run answers at the points as given, not normalised and back (HalfCheetah's closed
+    loop moves a k = 400 answer by several percent for an input 1e-6 away)."""
+    _, p = open_run(policy_run)
+    obs, act = p.raw_points()
+    for kind, gt in p.source.points.items():
+        np.testing.assert_array_equal(obs[p.slices[kind]], gt.obs0)
+        np.testing.assert_array_equal(act[p.slices[kind]], gt.action0)
+    gt = p.source.points["reset"]
+    model = resolvent.load(policy_run, "favor+k30")
+    with np.load(policy_run / "predictions.npz") as pred:
+        for i, (_, r) in enumerate(p.source.rewards["test"]):
+            np.testing.assert_allclose(np.asarray(model.q_values(r, gt.obs0, gt.action0, seed=None)).mean(0),
+                                       pred["favor+k30|test|reset|pred"][i], rtol=1e-6, atol=1e-6)
 
 
 def test_horizon_chosen_per_reward(policy_run):
