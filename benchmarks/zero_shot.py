@@ -131,16 +131,16 @@ def auto_rows(run_dir: str, method: str, row: dict, horizons, reward, obs, act, 
              "mse": float(np.mean((auto.q_values(reward, gt.obs0, gt.action0) - truth) ** 2))}]
 
 
-def mean_rows(run_dir: str, methods: list[str], row: dict, horizons, reward, obs, act, gt, truth, features: dict,
-              repeats: int) -> list[dict]:
+def mean_rows(run_dir: str, methods: list[str], row: dict, horizons, rollout_ms: dict, reward, obs, act, gt, truth,
+              features: dict, repeats: int) -> list[dict]:
     """The mean of every operator's answer at one horizon (``resolvent.MeanModel``, the answer auto
     keeps where operators tie: ``trust.with_partners``), at the longest of ``horizons`` and by kauto
     (where the run can choose, ``chosen`` its k): one rollout shared by the members (``rollout_ms``:
     the longest horizon's), each member's tail. ``encode_ms`` and ``forward_ms`` are every member's
     together; ``answer_ms`` at new points, timed whole; ``rolled_ms`` and ``rolled_written_ms`` at
     points already rolled out, as an expansion's."""
-    rows = []
-    for k in (horizons[-1], AUTO):
+    rows, longest = [], max(horizons)
+    for k in (longest, AUTO):
         name = MEAN.join(f"{m}+k{k}" for m in methods)
         mean = resolvent.load(run_dir, name)
         mean = MeanModel(name, tuple(seed0(m) for m in mean.members))
@@ -150,11 +150,11 @@ def mean_rows(run_dir: str, methods: list[str], row: dict, horizons, reward, obs
             if not mean.members[0].can_choose():
                 continue
         encs = [m.encode([reward]) for m in mean.members]                  # (1, e) each
-        first, longest = mean.members[0], horizons[-1]
+        first = mean.members[0]
         chosen = {"chosen": first.choose_horizon(reward, obs, act)} if k == AUTO else {}
         rows.append({**row, "method": name, "members": len(mean.members), **chosen,
-                     "rollout_ms": warm_ms(lambda: expand(first.onestep, first.target_policy, obs, act, longest),
-                                           repeats),
+                     "rollout_ms": rollout_ms[longest, None] if (longest, None) in rollout_ms else
+                     warm_ms(lambda: expand(first.onestep, first.target_policy, obs, act, longest), repeats),
                      "rolled_written_ms": warm_ms(lambda: mean.q_values(new(reward, True), obs, act), repeats),
                      "encode_ms": warm_ms(lambda: [m.encode([reward]) for m in mean.members], repeats),
                      "forward_ms": warm_ms(lambda: [m.q_from_encodings(e, obs, act)
@@ -370,7 +370,8 @@ def bench(args, run_dir: str, cfg: EvaluateConfig) -> None:
                   flush=True)
         done = len(rows)
     if horizons and model.onestep is not None and len(methods) > 1:   # the last operator's expansion
-        rows += mean_rows(run_dir, methods, row, horizons, reward, obs, act, gt, truth, p.features, args.repeats)
+        rows += mean_rows(run_dir, methods, row, horizons, rollout_ms, reward, obs, act, gt, truth, p.features,
+                          args.repeats)
     if args.fqe_log:   # the answers measured, before FQE's long training: the log's first line
         with open(args.fqe_log, "a") as f:
             f.write(json.dumps({"answers": [{k: r[k] for k in ("method", "answer_ms", "mse")} for r in rows]}) + "\n")

@@ -16,9 +16,14 @@ RUN, ORACLE, METHOD = ("results/accuracy/intervals/hc-replay-512", "results/accu
 A = np.linspace(0.0, 1.0, 101)
 
 
+def shrunk_mse(q: np.ndarray, t: np.ndarray, a: float) -> float:
+    """The MSE against t of q shrunk toward its mean, a q + (1 - a) mean(q)."""
+    return float(((a * q + (1 - a) * q.mean() - t) ** 2).mean())
+
+
 def best_shrink(q: np.ndarray, t: np.ndarray) -> tuple[float, float]:
-    """The a of ``A`` with the lowest MSE of a q + (1 - a) mean(q) against t, and that MSE."""
-    mse = [((a * q + (1 - a) * q.mean() - t) ** 2).mean() for a in A]
+    """The a of ``A`` with the lowest ``shrunk_mse``, and that MSE."""
+    mse = [shrunk_mse(q, t, a) for a in A]
     return float(A[int(np.argmin(mse))]), float(min(mse))
 
 

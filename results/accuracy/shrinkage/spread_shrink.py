@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 
 import numpy as np
-from oracle_shrink import best_shrink
+from oracle_shrink import best_shrink, shrunk_mse
 
 import resolvent
 from resolvent.algorithms.horizon import find_stretches, model_errors, point_spread, validate
@@ -51,10 +51,10 @@ def main(run: str, oracle: str, method: str = "favor+k400") -> None:
             line = f"{kind:10s} {name:18s} {((q - t) ** 2).mean() / fm:6.2f} {e / q.var():8.3g}"
             for c in SCALES:
                 a = max(0.0, 1 - c * e / q.var())
-                line += f" {a:8.2f} {((a * q + (1 - a) * q.mean() - t) ** 2).mean() / fm:6.2f}"
+                line += f" {a:8.2f} {shrunk_mse(q, t, a) / fm:6.2f}"
             e_data = model_errors(along, stretches, r, [model.horizon], model.gamma)[0]
             a = max(0.0, 1 - e_data / q.var())
-            line += f" {e_data / q.var():10.3g} {a:5.2f} {((a * q + (1 - a) * q.mean() - t) ** 2).mean() / fm:6.2f}"
+            line += f" {e_data / q.var():10.3g} {a:5.2f} {shrunk_mse(q, t, a) / fm:6.2f}"
             a, shrunk = best_shrink(q, t)
             print(line + f" {a:7.2f} {shrunk / fm:6.2f}", flush=True)
 
