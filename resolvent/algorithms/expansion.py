@@ -173,6 +173,7 @@ class Expansion:
     close: bool = False       # a row repeating its cycle before step k: the cycle kept up forever (``closure``)
     memo: dict = field(default_factory=dict, compare=False, repr=False)
     # what a rollout with repeats needs for any reward, per request (``remember``), shared with prefixes
+    copies: int = 1           # R: a noisy rollout's copies, its members E R (member e's copy r: e R + r)
 
     @property
     def horizon(self) -> int:
@@ -187,8 +188,13 @@ class Expansion:
 
     @cached_property
     def weights(self) -> np.ndarray:
-        """(E, n) w_e: the members' weights per point, >= 0, summing to 1."""
-        return member_weights(self.apart[-1], self.keep)
+        """(E, n) w_e: the members' weights per point, >= 0, summing to 1; of a noisy rollout's E R
+        members, each copy's ``keep`` closest to the others of that copy, 1 / (m R) each."""
+        members, n = self.apart.shape[1:]
+        if self.copies == 1:
+            return member_weights(self.apart[-1], self.keep)
+        e = members // self.copies
+        return member_weights(self.apart[-1].reshape(e, -1), self.keep).reshape(members, n) / self.copies
 
     @cached_property
     def kept(self) -> np.ndarray:
@@ -433,7 +439,7 @@ class Expansion:
                          self.steps["obs"][horizon], self.steps["action"][horizon], self.apart[:horizon + 1],
                          self.keep, None if self.ends is None else np.minimum(self.ends, horizon), last=self.last,
                          repeats=None if self.repeats is None else self.repeats.prefix(horizon),
-                         close=self.close, memo=self.memo)
+                         close=self.close, memo=self.memo, copies=self.copies)
 
 
 Actor = Callable[[int, np.ndarray], np.ndarray]   # (step t >= 1, model states (E n, ds)) -> actions (E n, da)
@@ -519,7 +525,7 @@ def allocate(buffers: Buffers | None, shape: tuple, dtype, fill: float | None = 
 @small_pages()
 def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
             until: Until | None = None, cycle: float = 0.0, close: bool = False,
-            buffers: Buffers | None = None) -> Expansion:
+            buffers: Buffers | None = None, noise: float = 0.0, copies: int = 1) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
     choosing every later action from the model's own state, every member of an ensemble on its
     own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
@@ -551,11 +557,33 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
 
     so every answer is the full rollout's, exactly where the return is exact (a fixed point, p = 1,
     or Pendulum's closed loop, which ends chattering about the top in a 2-cycle: 400 steps at 1e4
-    points take about 60 model steps a point), to within the tolerance's effect otherwise."""
+    points take about 60 model steps a point), to within the tolerance's effect otherwise.
+
+    ``noise`` = c > 0 (a model with its ``residual`` sigma): ``copies`` = R rollouts from every
+    point, each model step moving every next state by c sigma eps, eps ~ N(0, I) drawn per step,
+    member and copy and shared by every point (a point's answer is the same asked alone or in any
+    batch; the same rollout every call), before the data's range clips it:
+
+        s^{e,r}_{t+1} = D_e(s^{e,r}_t, a^{e,r}_t) + c sigma eps^{e,r}_t,    r = 1..R
+
+    The copies are members of their own: the Expansion has E R members at the n points (member
+    e's copy r at rows [(e R + r) n, (e R + r + 1) n)), each copy keeping its ``keep`` members
+    closest to the others of that copy, weighed 1/R, so an answer is the mean over the copies of
+    the exact rollout's answer: linear, monotone and constant-exact as it is."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     if not len(obs):
         raise ValueError("a rollout needs at least one point to start from, got none")
+    if noise:
+        if model.residual is None:
+            raise ValueError("a noisy rollout (onestep noise > 0) moves each step by the one-step model's residual "
+                             "std on the data, which this model (saved before it was kept) lacks: fit it again")
+        if until is not None:
+            raise ValueError("a noisy rollout's copies cannot each stop where the bank reaches: ask a bank without "
+                             "reach (bank.reach 0) or onestep noise 0")
+        obs, action = np.tile(obs, (copies, 1)), np.tile(action, (copies, 1))   # (R n, ...) copy r at [r n, (r+1) n)
+        draws = np.random.default_rng(NOISE_SEED)
+        jitter = np.float32(noise) * np.asarray(model.residual, np.float32)                   # (ds,) c sigma
     e, n = model.members, len(obs)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
@@ -602,6 +630,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive[t, real] *= 1.0 - term
         nxt = x["next_obs"].astype(np.float32)
+        if noise:                                      # (E, R, ds) per step, each row its member's and copy's
+            eps = draws.standard_normal((e, copies, nxt.shape[1]), np.float32) * jitter
+            at = np.arange(e * n)[real] if isinstance(real, slice) else real                # (E n',) rows
+            nxt = nxt + eps[at // n, (at % n) // (n // copies)]
         if model.low is not None:
             nxt = np.clip(nxt, model.low, model.high)
         s[real] = nxt
@@ -648,8 +680,13 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     if horizon:
         steps |= {"obs": states[:-1], "next_obs": states[1:]}                            # (k, E n, ds) views
     repeats = Repeats(np.tile(since, e), np.tile(np.maximum(period, 1), e)).prefix(horizon)   # None: no cycle
+    if noise:       # the copies as members: (k + 1, E, R n) -> (k + 1, E R, n), the rows' order the same
+        apart = apart.reshape(len(apart), e * copies, n // copies)
     return Expansion(steps, alive, s, a, apart, model.keep, None if until is None else ends, repeats=repeats,
-                     close=close)
+                     close=close, copies=copies if noise else 1)
+
+
+NOISE_SEED = 20260412   # the noisy rollouts' draws (``rollout``'s noise): the same every call
 
 
 CYCLE_PERIOD = 4   # the longest cycle a rollout looks for (``rollout``'s cycle)
@@ -737,7 +774,7 @@ def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -
     """What ``rollout`` keeps for n query points: every member's k + 1 states, k actions and
     predicted scalars (float32), its survival and its distance to the others (float64)."""
     per_member = (horizon + 1) * (4 * ds + 4 + 8) + horizon * 4 * (da + len(model.keys))
-    return model.members * n * per_member
+    return model.members * (model.copies if model.noise else 1) * n * per_member
 
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
@@ -745,7 +782,8 @@ def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndar
     """The expansion's rollout: ``rollout`` with pi acting after the first step, a point in a
     cycle of the closed loop repeating it (``model.cycle``) and, with ``model.close``, answered by
     it kept up forever (``Expansion.closure``); its arrays on ``buffers`` where given."""
-    return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle, model.close, buffers)
+    return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle, model.close, buffers,
+                   model.noise, model.copies)
 
 
 class Rollouts:
@@ -766,8 +804,8 @@ class Rollouts:
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
             horizon: int, until: Until | None = None) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
-        tag = (id(model.params), model.keep, model.cycle, id(model.terminal), id(policy), until, obs.shape,
-               action.shape, hash(obs.tobytes()), hash(action.tobytes()))
+        tag = (id(model.params), model.keep, model.cycle, model.noise, model.copies, id(model.terminal), id(policy),
+               until, obs.shape, action.shape, hash(obs.tobytes()), hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
             self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers))

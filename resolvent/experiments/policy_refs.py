@@ -84,7 +84,11 @@ def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_m
     if model is None:
         model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std, split)
         atomic_savez(path, **onestep.to_arrays(model))
-    return model._replace(terminal=terminal, cycle=config.cycle, close=config.close)
+    return model._replace(terminal=terminal, cycle=config.cycle, close=config.close, noise=config.noise,
+                          copies=config.copies)
+
+
+ROLLOUT_ONLY = ("cycle", "close", "noise", "copies")   # OneStepConfig's fields that the rollouts read, not the fit
 
 
 def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray,
@@ -93,7 +97,7 @@ def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np
     MLP's) and the versions of the libraries it runs on (its first 20 hex digits)."""
     h = hashlib.sha256(Path(onestep.__file__).read_bytes() + Path(networks.__file__).read_bytes())
     h.update(f"jax {jax.__version__} flax {flax.__version__} optax {optax.__version__}".encode())
-    fitting = {k: v for k, v in asdict(config).items() if k not in ("cycle", "close")}   # the rollouts': not the fit's
+    fitting = {k: v for k, v in asdict(config).items() if k not in ROLLOUT_ONLY}   # not the fit's
     h.update(json.dumps([fitting, seed] + ([True] if split else []), sort_keys=True).encode())
     for name in sorted(features):
         v = np.ascontiguousarray(features[name])

@@ -2,11 +2,12 @@
 and the operator's exact properties kept (linear, monotone, constants)."""
 from dataclasses import replace
 
+import jax
 import numpy as np
 import pytest
 from numpy._core import multiarray
 
-from resolvent.algorithms import expansion
+from resolvent.algorithms import expansion, onestep
 from resolvent.algorithms.expansion import (STATES, Buffers, Repeats, Rollouts, along_q, chunks, expand,
                                             expanded_q, rollout_bytes)
 from resolvent.algorithms.horizon import point_spread
@@ -815,3 +816,99 @@ def test_a_rollout_without_cycles_models_every_step(monkeypatch):
     np.testing.assert_array_equal(both.ends, [1, 20, 20])
     for got, want in [(both.obs, plain.obs), (both.steps["obs"], plain.steps["obs"]), (both.alive, plain.alive)]:
         np.testing.assert_allclose(got, want, atol=1e-6)
+
+
+def noisy(model, sigma, noise: float = 1.0, copies: int = 3):
+    """The model with its residual sigma and a noisy rollout's settings."""
+    return model._replace(residual=np.asarray(sigma, np.float32), noise=noise, copies=copies)
+
+
+def test_a_noisy_rollout_without_residual_is_the_exact_one():
+    """sigma = 0: each of the R copies is the exact rollout, the E R members weighed by their copy's
+    keep, 1 / (m R) each: the exact answers, every shorter horizon too."""
+    d = np.array([0.1, -0.2], np.float32)
+    model = ensemble([d, d * 1.1, 5 * d], keep=2)
+    exact = expand(model, policy, OBS, ACT, 4)
+    e = expand(noisy(model, [0.0, 0.0], copies=4), policy, OBS, ACT, 4)
+    assert e.copies == 4 and e.weights.shape == (12, 3) and e.obs.shape == (36, 2)
+    np.testing.assert_allclose(e.weights.sum(0), 1.0)
+    np.testing.assert_allclose(e.weights.reshape(3, 4, 3), np.repeat(exact.weights[:, None] / 4, 4, 1))
+    r2, g2 = (lambda f: f["obs"][:, 1] ** 2), (lambda s, a: s[None, :, 1] ** 2)
+    for k in (4, 2):
+        for r, g in ((height, bootstrap), (r2, g2)):
+            np.testing.assert_allclose(expanded_q(e.prefix(k), r, g, GAMMA), expanded_q(exact.prefix(k), r, g, GAMMA),
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_a_noisy_rollout_moves_each_step_by_its_draws_and_answers_by_the_copies_mean():
+    """s^r_t = s_0 + t d + c sigma sum_{u<t} eps^r_u, the draws eps (R, ds) per step from the rollout's
+    own seed; the answer for r = s_1^2 is the mean over the R copies of each copy's exact answer."""
+    d, sigma, c, copies, k = np.array([0.1, -0.2], np.float32), np.array([0.5, 0.2], np.float32), 0.3, 5, 4
+    e = expand(noisy(drift_model(d), sigma, c, copies), policy, OBS, ACT, k)
+    draws = np.random.default_rng(expansion.NOISE_SEED)
+    eps = np.stack([draws.standard_normal((1, copies, 2), np.float32)[0] * np.float32(c) * sigma for _ in range(k)])
+    moved = np.concatenate([np.zeros((1, copies, 2), np.float32), np.cumsum(eps, 0)])        # (k + 1, R, ds)
+    states = OBS[None, None] + np.arange(k + 1)[:, None, None, None] * d + moved[:, :, None]  # (k + 1, R, n, ds)
+    np.testing.assert_allclose(e.obs.reshape(copies, 3, 2), states[k], atol=1e-5)
+    q = expanded_q(e, lambda f: f["obs"][:, 1] ** 2, lambda s, a: s[None, :, 1] ** 2, GAMMA)
+    want = (sum(GAMMA ** t * states[t, ..., 1] ** 2 for t in range(k)) + GAMMA ** k * states[k, ..., 1] ** 2).mean(0)
+    np.testing.assert_allclose(q[0], want, rtol=1e-5)
+    assert not np.allclose(want, expanded_q(expand(drift_model(d), policy, OBS, ACT, k),
+                                            lambda f: f["obs"][:, 1] ** 2, lambda s, a: s[None, :, 1] ** 2, GAMMA))
+
+
+def test_a_noisy_answer_keeps_the_exact_properties_and_is_the_same_alone_in_any_batch_and_call(monkeypatch):
+    """Linear, monotone and constant-exact as the exact rollout; a point's answer the same asked
+    again, alone, or beside points whose episodes end early and leave the batch (every batch its own
+    size: the rows' draws by member and copy)."""
+    monkeypatch.setattr(expansion, "FEWEST_ROWS", 1)
+    rule = lambda f: (f["next_obs"][:, 0] >= 1.0).astype(np.float32)  # noqa: E731
+    model = noisy(goal_ensemble(np.array([[0.3], [0.25], [0.5]]), -1.0, 10.0, rule)._replace(keep=2), [0.05], 1.0, 4)
+    obs, act, zero = np.array([[0.9], [-3.0], [0.8]], np.float32), np.zeros((3, 1), np.float32), np.zeros_like
+    e = expand(model, zero, obs, act, 12)
+    r2, g2 = (lambda f: f["obs"][:, 0] ** 2), (lambda s, a: s[None, :, 0] ** 2)
+    q = expanded_q(e, r2, g2, GAMMA)
+    np.testing.assert_array_equal(q, expanded_q(expand(model, zero, obs, act, 12), r2, g2, GAMMA))
+    alone = expanded_q(expand(model, zero, obs[1:2], act[1:2], 12), r2, g2, GAMMA)
+    np.testing.assert_allclose(alone[0, 0], q[0, 1], rtol=1e-6)
+    both = expanded_q(e, lambda f: 2 * r2(f) - 3 * height(f), lambda s, a: 2 * g2(s, a) - 3 * s[None, :, 0], GAMMA)
+    np.testing.assert_allclose(both, 2 * q - 3 * expanded_q(e, height, lambda s, a: s[None, :, 0], GAMMA),
+                               rtol=1e-5, atol=1e-5)
+    assert np.all(expanded_q(e, lambda f: r2(f) + 1, lambda s, a: g2(s, a) + 10, GAMMA) >= q)
+    free = expand(noisy(ensemble([np.array([0.1, -0.2], np.float32)] * 2, keep=0), [0.3, 0.1]), policy, OBS, ACT, 5)
+    np.testing.assert_allclose(expanded_q(free, lambda f: np.full(len(f["obs"]), 2.0),
+                                          lambda s, a: np.full((1, len(s)), 2.0 / (1 - GAMMA)), GAMMA),
+                               2.0 / (1 - GAMMA), rtol=1e-6)
+
+
+def test_a_noisy_rollout_needs_the_models_residual_and_no_stops():
+    model = drift_model(np.array([0.1, -0.2], np.float32))._replace(noise=0.3)
+    with pytest.raises(ValueError, match="residual std on the data, which this model"):
+        expand(model, policy, OBS, ACT, 3)
+    with pytest.raises(ValueError, match="cannot each stop where the bank reaches"):
+        expand(noisy(model, [0.1, 0.1]), policy, OBS, ACT, 3, until=lambda n, e: stop_past(5.0))
+
+
+def test_noisy_rollouts_match_a_stochastic_system_where_the_exact_one_cannot():
+    """s' = 0.9 s + a + N(0, 0.1^2) under pi(s) = -0.5 s, r = s^2: E[s_t^2] = m_t^2 + V_t with
+    m_{t+1} = 0.4 m_t and V_{t+1} = 0.16 V_t + 0.01. A model fitted on the data predicts the mean;
+    its exact rollout pays m_t^2 alone (about 0.1 short), the noisy one (c = 1, its own residual as
+    sigma, 256 copies) the variance too, within a hundredth."""
+    rng = np.random.default_rng(0)
+    s, a = rng.uniform(-2, 2, (20000, 1)).astype(np.float32), rng.uniform(-1, 1, (20000, 1)).astype(np.float32)
+    data = {"obs": s, "action": a, "next_obs": (0.9 * s + a + 0.1 * rng.standard_normal(s.shape)).astype(np.float32)}
+    x = np.concatenate([s, a], -1)
+    fit = onestep.fit(onestep.OneStepConfig(hidden=(64, 64), steps=3000, ensemble=1, keep=0, noise=1.0, copies=256),
+                      jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+    pi = lambda z: -0.5 * z  # noqa: E731
+    obs, act, k = np.array([[1.0], [-0.5], [0.0]], np.float32), np.array([[0.2], [0.0], [-0.3]], np.float32), 60
+    m, v, truth = obs[:, 0].astype(np.float64), np.zeros(3), np.zeros(3)
+    for t in range(k):
+        truth += GAMMA ** t * (m ** 2 + v)
+        m, v = (0.9 * m + act[:, 0] if t == 0 else 0.4 * m), (0.16 * v + 0.01 if t else 0.01)
+    square, zero = (lambda f: f["obs"][:, 0] ** 2), (lambda s, a: np.zeros((1, len(s))))
+    exact = expanded_q(expand(fit._replace(noise=0.0), pi, obs, act, k), square, zero, GAMMA)[0]
+    noisy_q = expanded_q(expand(fit, pi, obs, act, k), square, zero, GAMMA)[0]
+    gap = truth - exact                                   # sum_t gamma^t V_t: about 0.1 at every point
+    assert np.all(gap > 0.08)
+    np.testing.assert_allclose(noisy_q, truth, atol=0.1 * gap.min())

@@ -65,6 +65,27 @@ def test_same_key_same_model_and_exact_save_load():
     assert back.close and not onestep.from_arrays(onestep.to_arrays(a._replace(close=False))).close
     older = {k: v for k, v in onestep.to_arrays(a._replace(close=False)).items() if k != "onestep_close"}
     assert onestep.from_arrays(older).close == onestep.OneStepConfig.close      # saved before: the default
+    np.testing.assert_array_equal(back.residual, a.residual)
+    assert (back.noise, back.copies) == (onestep.OneStepConfig.noise, onestep.OneStepConfig.copies)
+    noisy = onestep.from_arrays(onestep.to_arrays(a._replace(noise=0.3, copies=4)))
+    assert (noisy.noise, noisy.copies) == (0.3, 4)
+    older = {k: v for k, v in onestep.to_arrays(a).items() if k != "onestep_residual"}
+    assert onestep.from_arrays(older).residual is None                          # saved before it was kept
+
+
+def test_the_residual_is_the_std_of_the_models_error_on_the_data():
+    """sigma per state dimension: the std of next_obs - D(s, a) over the data's transitions, here a
+    linear system with noise of std 0.05 on the first dimension and none on the second."""
+    data = linear_data(8000)
+    rng = np.random.default_rng(3)
+    data["next_obs"] = data["next_obs"] + np.c_[0.05 * rng.standard_normal(len(data["obs"])),
+                                                np.zeros(len(data["obs"]))].astype(np.float32)
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    model = onestep.fit(onestep.OneStepConfig(hidden=(64, 64), steps=2000, ensemble=1, keep=0),
+                        jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+    pred = np.asarray(onestep.predict(model, data["obs"], data["action"])["next_obs"])
+    np.testing.assert_allclose(model.residual, (data["next_obs"] - pred).std(0), rtol=1e-4, atol=1e-6)
+    assert model.residual.shape == (2,) and 0.045 < model.residual[0] < 0.056 and model.residual[1] < 0.02
 
 
 def test_an_ensemble_of_members_fitted_apart():
@@ -110,6 +131,10 @@ def test_bad_ensemble_settings():
     for ensemble, keep in ((0, 0), (3, 4), (3, -1)):
         with pytest.raises(ValueError, match="ensemble must be >= 1"):
             onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, ensemble=ensemble, keep=keep),
+                        jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
+    for noise, copies in ((-0.1, 4), (0.3, 0), (float("nan"), 4)):
+        with pytest.raises(ValueError, match="noise is a multiple of the residual's std"):
+            onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, noise=noise, copies=copies),
                         jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
 
 
