@@ -6,6 +6,8 @@ from pathlib import Path
 import pytest
 
 from resolvent.algorithms import FQEConfig, bcq, dqn
+from resolvent.algorithms.bank import AUTO_POINTS, BankConfig
+from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.config import TDConfig, from_dict, narrow, to_dict
 from resolvent.experiments import EvaluateConfig, OptimizeConfig
 from resolvent.model import Arch, Control
@@ -69,6 +71,17 @@ def test_unknown_keys_are_named_with_the_config_even_nested():
 def test_a_value_the_config_refuses_is_its_own_error():
     with pytest.raises(ValueError, match="unknown reward prior 'gaussian'"):
         from_dict(FQEConfig, {"prior": {"kind": "gaussian"}})
+
+
+def test_a_noisy_rollout_beside_a_bank_that_stops_it_is_refused_at_once():
+    """onestep.noise's copies cannot each stop where the bank reaches: refused where a bank with reach
+    is made (bank.points > 0, or the default's under auto), allowed without one or without reach."""
+    noisy = OneStepConfig(noise=0.3)
+    for bank, auto in ((BankConfig(points=64), False), (BankConfig(points=AUTO_POINTS), True)):
+        with pytest.raises(ValueError, match="onestep.noise: a noisy rollout's copies cannot each stop"):
+            EvaluateConfig(onestep=noisy, bank=bank, auto=auto)
+    EvaluateConfig(onestep=noisy)                                          # the default bank: none without auto
+    EvaluateConfig(onestep=noisy, bank=BankConfig(points=AUTO_POINTS, reach=0.0), auto=True)
 
 
 def test_td_hyper_parameters_are_declared_once_and_checked():

@@ -198,6 +198,10 @@ class EvaluateConfig:
         if any(isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1 for k in self.horizons):
             raise ValueError(f"horizons must be integers >= 1 (model steps before the operator), got {self.horizons}")
         check_onestep(self.onestep)
+        banked = self.bank.points > 0 or (self.bank.points == AUTO_POINTS and self.auto)
+        if self.onestep.noise and banked and self.bank.reach:
+            raise ValueError("onestep.noise: a noisy rollout's copies cannot each stop where the bank reaches; "
+                             "set bank.reach 0 (the bank after the k steps asked) or bank.points 0 (no bank)")
         if self.stretches < 0:
             raise ValueError(f"stretches must be >= 0 (0: none, and no METHOD+kauto for a single one-step model), "
                              f"got {self.stretches}")

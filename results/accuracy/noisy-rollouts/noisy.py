@@ -1,0 +1,100 @@
+"""The expansion's rollout with the one-step model's own error put back at every step
+(``--onestep.noise c``, ``--onestep.copies R``; ``expansion.rollout``): each model step's next state
+moved by c sigma eps, sigma the model's residual std per state dimension on the data's own
+transitions (``onestep.residual_std``, in-sample), the answer the mean over R such rollouts: Q under
+the model's uncertainty (PETS's trajectory sampling, Chua et al. 2018, with a fitted model's
+residual as the noise). Where the closed loop is sensitive, the copies part and their mean moves
+toward what the copies share: a shrinkage per reward and per point, from the run alone.
+
+Each column is one setting, ``cxR`` (c the noise, R the copies) or ``open`` (the exact rollout with
+no cycle looked for, as a noisy loop finds none), each probe's MSE over per-reward FQE's at the
+same points (ORACLE ``-``: the MSE itself). On a fresh HalfCheetah-Vel replay run with its models
+and the committed per-reward FQE oracle on the probes (the same points and truth on this machine: the
+script stops where they are not), the same for HalfCheetah-Vel expert, and on the README's main job
+(Pendulum-Angle expert, its own truth):
+
+    resolvent evaluate halfcheetah-vel --dataset replay --methods favor,fb --seeds 1 --out runs/hc-replay-js
+    python results/accuracy/noisy-rollouts/noisy.py runs/hc-replay-js \\
+        results/accuracy/halfcheetah-vel-replay-probe-oracle favor+k400 open,0.01x16,0.03x16,0.1x16,0.3x16,1x16,3x16 \\
+        > results/accuracy/noisy-rollouts/replay.txt
+    python results/accuracy/noisy-rollouts/noisy.py runs/hc-replay-js \\
+        results/accuracy/halfcheetah-vel-replay-probe-oracle favor+k400 0.3x4,0.3x8,0.3x16,0.3x32 \\
+        > results/accuracy/noisy-rollouts/replay-copies.txt
+    resolvent evaluate halfcheetah-vel --dataset expert --methods favor,fb --seeds 1 --trust on \\
+        --out runs/hc-expert-trust
+    python results/accuracy/noisy-rollouts/noisy.py runs/hc-expert-trust \\
+        results/accuracy/halfcheetah-vel-probe-oracle favor+k400 open,0.1x16,0.3x16,1x16 \\
+        > results/accuracy/noisy-rollouts/expert.txt
+    resolvent evaluate pendulum-angle --out runs/main-job
+    python results/accuracy/noisy-rollouts/noisy.py runs/main-job - favor+k400 open,0.1x16,0.3x16,1x16 \\
+        > results/accuracy/noisy-rollouts/pendulum.txt
+"""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import resolvent
+from resolvent.algorithms.onestep import residual_std
+from resolvent.experiments.problem import open_run
+
+
+def settings(spec: str) -> list[tuple[str, dict]]:
+    """``open,0.3x16,...`` -> [(column name, the one-step model's fields to replace)]."""
+    out = []
+    for item in spec.split(","):
+        if item == "open":
+            out.append((item, {"cycle": 0.0, "noise": 0.0}))
+        else:
+            c, copies = item.split("x")
+            out.append((item, {"noise": float(c), "copies": int(copies)}))
+    return out
+
+
+def answers(model, rewards, obs, act) -> np.ndarray:
+    """(probes, n) the model's answers for every probe at (obs, act), from one fresh rollout."""
+    model.rollouts._last = None
+    return np.stack([np.asarray(model.q_values(r, obs, act, seed=None)).mean(0) for _, r in rewards])
+
+
+def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.3x16,1x16") -> None:
+    _, p = open_run(run)
+    o = None if oracle == "-" else np.load(f"{oracle}/predictions.npz")
+    model = resolvent.load(run, method)
+    base = model.onestep._replace(residual=residual_std(model.onestep, p.features))
+    columns = settings(spec)
+    print(f"{run}, {method}: each probe's MSE" + (" over per-reward FQE's" if o is not None else "") + ", the "
+          f"exact rollout and each setting (cxR: noise c, R copies); sigma over the data's state std: "
+          f"{np.round(base.residual / np.asarray(base.x_std[:len(base.residual)]), 3).tolist()}\n")
+    print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
+    rewards = p.source.rewards["probe"]
+    for kind, gt in p.source.points.items():
+        obs, act = np.asarray(gt.obs0), np.asarray(gt.action0)
+        t = np.stack([gt.q(r) for _, r in rewards])                               # (probes, n) this run's truth
+        if o is None:
+            fm = np.ones(len(t))                                                  # no oracle: the MSE itself
+        else:
+            if not np.allclose(o[f"fqe|probe|{kind}|truth"], t, rtol=1e-4, atol=1e-3):
+                raise SystemExit(f"{run}'s truth at the {kind} points is not {oracle}'s (off by up to "
+                                 f"{np.abs(o[f'fqe|probe|{kind}|truth'] - t).max():.3g}): the data or the points "
+                                 f"differ on this machine")
+            fm = ((o[f"fqe|probe|{kind}|pred"] - t) ** 2).mean(1)                 # (probes,)
+        model.onestep = base
+        got = [answers(model, rewards, obs, act)]
+        for _, fields in columns:
+            model.onestep = base._replace(**fields)
+            got.append(answers(model, rewards, obs, act))
+        model.onestep = base
+        ratios = np.stack([((q - t) ** 2).mean(1) / fm for q in got])             # (1 + settings, probes)
+        for i, (name, _) in enumerate(rewards):
+            print(f"{kind:10s} {name:18s} " + " ".join(f"{x:7.2f}" for x in ratios[:, i]))
+        print(f"{kind:10s} {'geometric mean':18s} " + " ".join(f"{x:7.2f}" for x in np.exp(np.log(ratios).mean(1))))
+        if o is not None:
+            print(f"{kind:10s} {'within 1.5x':18s} " + " ".join(f"{f'{int((x <= 1.5).sum())}/{len(x)}':>7s}"
+                                                                 for x in ratios))
+        print(flush=True)
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:])
