@@ -83,7 +83,7 @@ class OneStepConfig:
     #                                        the answer is the mean over ``copies`` such rollouts (0: the model's own;
     #                                        c = 0.1 on HalfCheetah-Vel: every probe within 1.5x of FQE along pi's
     #                                        trajectories on replay, 7/9 -> 9/9; results/accuracy/noisy-rollouts/)
-    copies: int = 8                        # the noisy rollouts averaged per point (with noise > 0; 4 to 32 alike there)
+    copies: int = 8                        # noisy rollouts averaged per point (noise > 0; 4 to 32 alike on HalfCheetah)
 
 
 class OneStepModel(NamedTuple):
