@@ -66,9 +66,10 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
     columns = settings(spec)
     print(f"{run}, {method}: each probe's MSE" + (" over per-reward FQE's" if o is not None else "") + ", the "
           f"exact rollout and each setting (cxR: noise c, R copies); sigma over the data's state std: "
-          f"{np.round(base.residual / np.asarray(base.x_std[:len(base.residual)]), 3).tolist()}\n")
+          f"{' '.join(f'{x:.3g}' for x in base.residual / np.asarray(base.x_std[:len(base.residual)]))}\n")
     print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
     rewards = p.source.rewards["probe"]
+    form = ".3g" if o is None else ".2f"                  # an MSE itself spans decades; a ratio to FQE does not
     for kind, gt in p.source.points.items():
         obs, act = np.asarray(gt.obs0), np.asarray(gt.action0)
         t = np.stack([gt.q(r) for _, r in rewards])                               # (probes, n) this run's truth
@@ -88,8 +89,8 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
         model.onestep = base
         ratios = np.stack([((q - t) ** 2).mean(1) / fm for q in got])             # (1 + settings, probes)
         for i, (name, _) in enumerate(rewards):
-            print(f"{kind:10s} {name:18s} " + " ".join(f"{x:7.2f}" for x in ratios[:, i]))
-        print(f"{kind:10s} {'geometric mean':18s} " + " ".join(f"{x:7.2f}" for x in np.exp(np.log(ratios).mean(1))))
+            print(f"{kind:10s} {name:18s} " + " ".join(f"{x:7{form}}" for x in ratios[:, i]))
+        print(f"{kind:10s} {'geometric mean':18s} " + " ".join(f"{x:7{form}}" for x in np.exp(np.log(ratios).mean(1))))
         if o is not None:
             print(f"{kind:10s} {'within 1.5x':18s} " + " ".join(f"{f'{int((x <= 1.5).sum())}/{len(x)}':>7s}"
                                                                  for x in ratios))
