@@ -823,7 +823,7 @@ def noisy(model, sigma, noise: float = 1.0, copies: int = 3):
     return model._replace(residual=np.asarray(sigma, np.float32), noise=noise, copies=copies)
 
 
-def test_a_noisy_rollout_without_residual_is_the_exact_one():
+def test_a_noisy_rollout_with_a_zero_residual_is_the_exact_one():
     """sigma = 0: each of the R copies is the exact rollout, the E R members weighed by their copy's
     keep, 1 / (m R) each: the exact answers, every shorter horizon too."""
     d = np.array([0.1, -0.2], np.float32)
