@@ -577,7 +577,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     if noise:
         if model.residual is None:
             raise ValueError("a noisy rollout (onestep noise > 0) moves each step by the one-step model's residual "
-                             "std on the data, which this model (saved before it was kept) lacks: fit it again")
+                             "std on the data, which this model (saved before it was kept) lacks: fit it again, or "
+                             "give it model._replace(residual=onestep.residual_std(model, the data's features))")
         if until is not None:
             raise ValueError("a noisy rollout's copies cannot each stop where the bank reaches: ask a bank without "
                              "reach (bank.reach 0) or onestep noise 0")
