@@ -586,6 +586,9 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         draws = np.random.default_rng(NOISE_SEED)
         jitter = np.float32(noise) * np.asarray(model.residual, np.float32)                   # (ds,) c sigma
     e, n = model.members, len(obs)
+    if noise:                                   # each row's member and copy, for its draw: (E n,) each
+        row_member, row_copy = np.divmod(np.arange(e * n), n)
+        row_copy //= n // copies
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = allocate(buffers, (horizon + 1, len(s)), np.float32, 1.0)                   # (k + 1, E n) c_t
@@ -633,8 +636,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         nxt = x["next_obs"].astype(np.float32)
         if noise:                                      # (E, R, ds) per step, each row its member's and copy's
             eps = draws.standard_normal((e, copies, nxt.shape[1]), np.float32) * jitter
-            at = np.arange(e * n)[real] if isinstance(real, slice) else real                # (E n',) rows
-            nxt = nxt + eps[at // n, (at % n) // (n // copies)]
+            nxt = nxt + eps[row_member[real], row_copy[real]]
         if model.low is not None:
             nxt = np.clip(nxt, model.low, model.high)
         s[real] = nxt
