@@ -560,9 +560,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     points take about 60 model steps a point), to within the tolerance's effect otherwise.
 
     ``noise`` = c > 0 (a model with its ``residual`` sigma): ``copies`` = R rollouts from every
-    point, each model step moving every next state by c sigma eps, eps ~ N(0, I) drawn per step,
-    member and copy and shared by every point (a point's answer is the same asked alone or in any
-    batch; the same rollout every call), before the data's range clips it:
+    point, each model step moving every next state by c sigma eps, eps ~ N(0, I) a counter-based
+    draw of the point's own bytes, member, copy and step (``noise_draws``): independent from point
+    to point, and the same for a point asked alone, in any batch or again, before the data's range
+    clips it:
 
         s^{e,r}_{t+1} = D_e(s^{e,r}_t, a^{e,r}_t) + c sigma eps^{e,r}_t,    r = 1..R
 
@@ -582,13 +583,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         if until is not None:
             raise ValueError("a noisy rollout's copies cannot each stop where the bank reaches: ask a bank without "
                              "reach (bank.reach 0) or onestep noise 0")
+        keys = row_keys(obs, action, model.members, copies)                                   # (E R n,)
         obs, action = np.tile(obs, (copies, 1)), np.tile(action, (copies, 1))   # (R n, ...) copy r at [r n, (r+1) n)
-        draws = np.random.default_rng(NOISE_SEED)
         jitter = np.float32(noise) * np.asarray(model.residual, np.float32)                   # (ds,) c sigma
     e, n = model.members, len(obs)
-    if noise:                                   # each row's member and copy, for its draw: (E n,) each
-        row_member, row_copy = np.divmod(np.arange(e * n), n)
-        row_copy //= n // copies
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = allocate(buffers, (horizon + 1, len(s)), np.float32, 1.0)                   # (k + 1, E n) c_t
@@ -634,9 +632,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         term = np.clip(x["terminated"], 0.0, 1.0) if "terminated" in x else 0.0
         alive[t, real] *= 1.0 - term
         nxt = x["next_obs"].astype(np.float32)
-        if noise:                                      # (E, R, ds) per step, each row its member's and copy's
-            eps = draws.standard_normal((e, copies, nxt.shape[1]), np.float32) * jitter
-            nxt = nxt + eps[row_member[real], row_copy[real]]
+        if noise:                                      # (E n', ds) each rolling row's own draw at step t
+            nxt = nxt + noise_draws(keys[real], t, nxt.shape[1]) * jitter
         if model.low is not None:
             nxt = np.clip(nxt, model.low, model.high)
         s[real] = nxt
@@ -690,6 +687,46 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
 
 
 NOISE_SEED = 20260412   # the noisy rollouts' draws (``rollout``'s noise): the same every call
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)   # splitmix64's increment, 2^64 / phi
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (Steele, Lea and Flood 2014): a bijection of uint64 whose outputs at
+    consecutive inputs x + j GOLDEN pass BigCrush, the counter-based generator below (wrapping
+    arithmetic, as the algorithm has it)."""
+    with np.errstate(over="ignore"):
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def row_keys(obs: np.ndarray, action: np.ndarray, members: int, copies: int) -> np.ndarray:
+    """(E R n,) uint64 the key of each row of a noisy rollout from the n points (obs (n, ds),
+    action (n, da)): a hash of the point's float32 bytes, the rollout's seed and the row's member e
+    and copy r (rows member-major, copy r of member e at [(e R + r) n, (e R + r + 1) n)). A point's
+    key is its own: the same in any batch and call, another point's another."""
+    words = np.concatenate([np.asarray(obs, np.float32), np.asarray(action, np.float32)], -1)
+    words = np.ascontiguousarray(words).view(np.uint32).astype(np.uint64)                 # (n, ds + da)
+    h = np.full(len(words), mix64(np.uint64(NOISE_SEED)), np.uint64)
+    with np.errstate(over="ignore"):
+        for column in words.T:                                   # h <- mix(h + w_j GOLDEN + GOLDEN), word by word
+            h = mix64(h + (column + np.uint64(1)) * GOLDEN)
+        rows = np.arange(members * copies, dtype=np.uint64)[:, None]                     # (E R, 1) e R + r
+        return mix64(h[None] ^ mix64((rows + np.uint64(1)) * GOLDEN)).reshape(-1)       # (E R n,)
+
+
+def noise_draws(keys: np.ndarray, t: int, ds: int) -> np.ndarray:
+    """(m, ds) float32 N(0, 1) draws of the rows with ``keys`` (m,) at step t: counter-based
+    (Salmon et al. 2011), each draw Box-Muller of two splitmix64 outputs at the counters
+    2 (t ds + d) and 2 (t ds + d) + 1 of its row's key, so a row's draw at a step reads nothing
+    but its key, t and d."""
+    counter = (np.uint64(t * ds) + np.arange(ds, dtype=np.uint64)) * np.uint64(2)        # (ds,)
+    with np.errstate(over="ignore"):
+        z1 = mix64(keys[:, None] + (counter + np.uint64(1)) * GOLDEN)                    # (m, ds)
+        z2 = mix64(keys[:, None] + (counter + np.uint64(2)) * GOLDEN)
+    u1 = ((z1 >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0 ** -53                   # (0, 1)
+    u2 = (z2 >> np.uint64(11)).astype(np.float64) * 2.0 ** -53                           # [0, 1)
+    return (np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)).astype(np.float32)
 
 
 CYCLE_PERIOD = 4   # the longest cycle a rollout looks for (``rollout``'s cycle)

@@ -841,14 +841,17 @@ def test_a_noisy_rollout_with_a_zero_residual_is_the_exact_one():
 
 
 def test_a_noisy_rollout_moves_each_step_by_its_draws_and_answers_by_the_copies_mean():
-    """s^r_t = s_0 + t d + c sigma sum_{u<t} eps^r_u, the draws eps (R, ds) per step from the rollout's
-    own seed; the answer for r = s_1^2 is the mean over the R copies of each copy's exact answer."""
+    """s^r_t = s_0 + t d + c sigma sum_{u<t} eps^r_u, the draws eps (R, n, ds) per step each row's
+    own (``noise_draws`` of its key); the answer for r = s_1^2 is the mean over the R copies of each
+    copy's exact answer."""
     d, sigma, c, copies, k = np.array([0.1, -0.2], np.float32), np.array([0.5, 0.2], np.float32), 0.3, 5, 4
     e = expand(noisy(drift_model(d), sigma, c, copies), policy, OBS, ACT, k)
-    draws = np.random.default_rng(expansion.NOISE_SEED)
-    eps = np.stack([draws.standard_normal((1, copies, 2), np.float32)[0] * np.float32(c) * sigma for _ in range(k)])
-    moved = np.concatenate([np.zeros((1, copies, 2), np.float32), np.cumsum(eps, 0)])        # (k + 1, R, ds)
-    states = OBS[None, None] + np.arange(k + 1)[:, None, None, None] * d + moved[:, :, None]  # (k + 1, R, n, ds)
+    keys = expansion.row_keys(OBS, ACT, 1, copies)                                            # (R n,)
+    eps = np.stack([expansion.noise_draws(keys, t, 2).reshape(copies, len(OBS), 2) * np.float32(c) * sigma
+                    for t in range(1, k + 1)])                                                # (k, R, n, ds)
+    assert not np.allclose(eps[:, :, 0], eps[:, :, 1])                                        # each point its own
+    moved = np.concatenate([np.zeros((1, copies, len(OBS), 2), np.float32), np.cumsum(eps, 0)])   # (k + 1, R, n, ds)
+    states = OBS[None, None] + np.arange(k + 1)[:, None, None, None] * d + moved              # (k + 1, R, n, ds)
     np.testing.assert_allclose(e.obs.reshape(copies, 3, 2), states[k], atol=1e-5)
     q = expanded_q(e, lambda f: f["obs"][:, 1] ** 2, lambda s, a: s[None, :, 1] ** 2, GAMMA)
     want = (sum(GAMMA ** t * states[t, ..., 1] ** 2 for t in range(k)) + GAMMA ** k * states[k, ..., 1] ** 2).mean(0)
@@ -881,6 +884,30 @@ def test_a_noisy_answer_keeps_the_exact_properties_and_is_the_same_alone_in_any_
                                2.0 / (1 - GAMMA), rtol=1e-6)
 
 
+def test_noise_draws_are_standard_normal_independent_and_a_function_of_the_row_alone():
+    """Counter-based draws: mean 0, variance 1, Gaussian tails, no correlation between points,
+    dimensions, steps or copies; a row's draw the same whatever rows beside it, another point's
+    another (a point is its float32 bytes: obs and action)."""
+    rng = np.random.default_rng(0)
+    obs, act = rng.standard_normal((2000, 3)).astype(np.float32), rng.standard_normal((2000, 1)).astype(np.float32)
+    keys = expansion.row_keys(obs, act, 2, 3)                                                 # (E R n,)
+    assert keys.shape == (12000,) and len(np.unique(keys)) == 12000
+    z = np.stack([expansion.noise_draws(keys, t, 3) for t in range(1, 21)])                  # (20, E R n, 3)
+    assert z.dtype == np.float32 and abs(z.mean()) < 0.01 and abs(z.std() - 1) < 0.01
+    assert abs((np.abs(z) > 1.96).mean() - 0.05) < 0.003 and abs((np.abs(z) > 3).mean() - 0.0027) < 0.0005
+    flat = z.reshape(20, 6, 2000, 3)                                        # (step, member-copy, point, dim)
+    for a, b in [(flat[:, :, :-1], flat[:, :, 1:]), (flat[..., 0], flat[..., 1]), (flat[:-1], flat[1:]),
+                 (flat[:, :-1], flat[:, 1:])]:
+        assert abs(np.corrcoef(a.reshape(-1), b.reshape(-1))[0, 1]) < 0.01
+    part = expansion.row_keys(obs[5:9], act[5:9], 2, 3).reshape(6, 4)
+    np.testing.assert_array_equal(part, keys.reshape(6, 2000)[:, 5:9])
+    np.testing.assert_array_equal(expansion.noise_draws(part.reshape(-1), 7, 3),
+                                  z[6].reshape(6, 2000, 3)[:, 5:9].reshape(-1, 3))
+    moved = obs.copy()
+    moved[0, 0] = np.nextafter(moved[0, 0], np.float32(1))                                  # one bit of one point
+    assert np.all(expansion.row_keys(moved, act, 2, 3).reshape(6, 2000)[:, 0] != keys.reshape(6, 2000)[:, 0])
+
+
 def test_a_noisy_rollout_needs_the_models_residual_and_no_stops():
     model = drift_model(np.array([0.1, -0.2], np.float32))._replace(noise=0.3)
     with pytest.raises(ValueError, match="residual std on the data, which this model"):
@@ -893,12 +920,13 @@ def test_noisy_rollouts_match_a_stochastic_system_where_the_exact_one_cannot():
     """s' = 0.9 s + a + N(0, 0.1^2) under pi(s) = -0.5 s, r = s^2: E[s_t^2] = m_t^2 + V_t with
     m_{t+1} = 0.4 m_t and V_{t+1} = 0.16 V_t + 0.01. A model fitted on the data predicts the mean;
     its exact rollout pays m_t^2 alone (about 0.1 short), the noisy one (c = 1, its own residual as
-    sigma, 256 copies) the variance too, within a hundredth."""
+    sigma, 2048 copies, each point's draws its own) the variance too, to within a fifth of the gap
+    (Monte-Carlo error about 0.005)."""
     rng = np.random.default_rng(0)
     s, a = rng.uniform(-2, 2, (20000, 1)).astype(np.float32), rng.uniform(-1, 1, (20000, 1)).astype(np.float32)
     data = {"obs": s, "action": a, "next_obs": (0.9 * s + a + 0.1 * rng.standard_normal(s.shape)).astype(np.float32)}
     x = np.concatenate([s, a], -1)
-    fit = onestep.fit(onestep.OneStepConfig(hidden=(64, 64), steps=3000, ensemble=1, keep=0, noise=1.0, copies=256),
+    fit = onestep.fit(onestep.OneStepConfig(hidden=(64, 64), steps=3000, ensemble=1, keep=0, noise=1.0, copies=2048),
                       jax.random.PRNGKey(0), data, x.mean(0), x.std(0))
     pi = lambda z: -0.5 * z  # noqa: E731
     obs, act, k = np.array([[1.0], [-0.5], [0.0]], np.float32), np.array([[0.2], [0.0], [-0.3]], np.float32), 60
@@ -911,4 +939,4 @@ def test_noisy_rollouts_match_a_stochastic_system_where_the_exact_one_cannot():
     noisy_q = expanded_q(expand(fit, pi, obs, act, k), square, zero, GAMMA)[0]
     gap = truth - exact                                   # sum_t gamma^t V_t: about 0.1 at every point
     assert np.all(gap > 0.08)
-    np.testing.assert_allclose(noisy_q, truth, atol=0.1 * gap.min())
+    np.testing.assert_allclose(noisy_q, truth, atol=0.2 * gap.min())

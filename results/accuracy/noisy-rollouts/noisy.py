@@ -32,12 +32,16 @@ script stops where they are not), the same for HalfCheetah-Vel expert, and on th
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 
 import resolvent
 from resolvent.algorithms.onestep import residual_std
 from resolvent.experiments.problem import open_run
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trust-signals"))
+from kauto_rule import oracle_mse  # noqa: E402
 
 
 def settings(spec: str) -> list[tuple[str, dict]]:
@@ -58,9 +62,31 @@ def answers(model, rewards, obs, act) -> np.ndarray:
     return np.stack([np.asarray(model.q_values(r, obs, act, seed=None)).mean(0) for _, r in rewards])
 
 
-def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.3x16,1x16") -> None:
+def oracle_at(oracle: str, truth: str | None, probes: list[str]) -> tuple[dict, dict] | None:
+    """Per kind of points, per-reward FQE's MSE on each probe (P,) and the truth it was measured
+    against (P, n): from ORACLE's predictions.npz, or (ORACLE a probe-vs-oracle.md table, whose
+    "FQE oracle (its MSE)" rows hold the MSE alone) the truth from TRUTH's predictions.npz, a
+    committed run of the same data and points. None: ORACLE ``-``."""
+    if oracle == "-":
+        return None
+    if oracle.endswith(".md"):
+        if truth is None:
+            raise SystemExit(f"{oracle} holds FQE's MSE alone: name a committed run with its truth (predictions.npz)")
+        z = np.load(f"{truth}/predictions.npz")
+        pick = next(k.split("|")[0] for k in z.files if k.endswith("|probe|reset|truth"))
+        fqe = oracle_mse(oracle, probes)
+        return fqe, {kind: z[f"{pick}|probe|{kind}|truth"] for kind in fqe}
+    z = np.load(f"{oracle}/predictions.npz")
+    kinds = [k.split("|")[2] for k in z.files if k.startswith("fqe|probe|") and k.endswith("|truth")]
+    return ({kind: ((z[f"fqe|probe|{kind}|pred"] - z[f"fqe|probe|{kind}|truth"]) ** 2).mean(1) for kind in kinds},
+            {kind: z[f"fqe|probe|{kind}|truth"] for kind in kinds})
+
+
+def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.3x16,1x16",
+         truth: str | None = None) -> None:
     _, p = open_run(run)
-    o = None if oracle == "-" else np.load(f"{oracle}/predictions.npz")
+    rewards = p.source.rewards["probe"]
+    o = oracle_at(oracle, truth, [name for name, _ in rewards])
     model = resolvent.load(run, method)
     base = model.onestep._replace(residual=residual_std(model.onestep, p.features))
     columns = settings(spec)
@@ -68,7 +94,6 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
           f"exact rollout and each setting (cxR: noise c, R copies); sigma over the data's state std: "
           f"{' '.join(f'{x:.3g}' for x in base.residual / np.asarray(base.x_std[:len(base.residual)]))}\n")
     print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
-    rewards = p.source.rewards["probe"]
     form = ".3g" if o is None else ".2f"                  # an MSE itself spans decades; a ratio to FQE does not
     for kind, gt in p.source.points.items():
         obs, act = np.asarray(gt.obs0), np.asarray(gt.action0)
@@ -76,11 +101,10 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
         if o is None:
             fm = np.ones(len(t))                                                  # no oracle: the MSE itself
         else:
-            if not np.allclose(o[f"fqe|probe|{kind}|truth"], t, rtol=1e-4, atol=1e-3):
-                raise SystemExit(f"{run}'s truth at the {kind} points is not {oracle}'s (off by up to "
-                                 f"{np.abs(o[f'fqe|probe|{kind}|truth'] - t).max():.3g}): the data or the points "
-                                 f"differ on this machine")
-            fm = ((o[f"fqe|probe|{kind}|pred"] - t) ** 2).mean(1)                 # (probes,)
+            fm, known = o[0][kind], o[1][kind]                                    # (probes,) (probes, n)
+            if not np.allclose(known, t, rtol=1e-4, atol=1e-3):
+                raise SystemExit(f"{run}'s truth at the {kind} points is not {truth or oracle}'s (off by up to "
+                                 f"{np.abs(known - t).max():.3g}): the data or the points differ on this machine")
         model.onestep = base
         got = [answers(model, rewards, obs, act)]
         for _, fields in columns:
