@@ -7,11 +7,12 @@ residual as the noise). Where the closed loop is sensitive, the copies part and 
 toward what the copies share: a shrinkage per reward and per point, from the run alone.
 
 Each column is one setting, ``cxR`` (c the noise, R the copies) or ``open`` (the exact rollout with
-no cycle looked for, as a noisy loop finds none), each probe's MSE over per-reward FQE's at the
-same points (ORACLE ``-``: the MSE itself). On a fresh HalfCheetah-Vel replay run with its models
-and the committed per-reward FQE oracle on the probes (the same points and truth on this machine: the
-script stops where they are not), the same for HalfCheetah-Vel expert, and on the README's main job
-(Pendulum-Angle expert, its own truth):
+no cycle looked for), each probe's MSE over per-reward FQE's at the same points (ORACLE ``-``: the
+MSE itself; kinds of points the oracle lacks are skipped). On fresh runs with their models beside
+the committed per-reward FQE oracles on the probes (the same points and truth on this machine: the
+script stops where they are not): HalfCheetah-Vel replay and expert, the noisy HalfCheetah and
+Ant-Dir expert (their oracles' MSE from a probe-vs-oracle.md table, the truth from a committed run),
+Reacher and MountainCar; and on the README's main job (Pendulum-Angle expert, its own truth):
 
     resolvent evaluate halfcheetah-vel --dataset replay --methods favor,fb --seeds 1 --out runs/hc-replay-js
     python results/accuracy/noisy-rollouts/noisy.py runs/hc-replay-js \\
@@ -28,6 +29,28 @@ script stops where they are not), the same for HalfCheetah-Vel expert, and on th
     resolvent evaluate pendulum-angle --out runs/main-job
     python results/accuracy/noisy-rollouts/noisy.py runs/main-job - favor+k400 open,0.1x16,0.3x16,1x16 \\
         > results/accuracy/noisy-rollouts/pendulum.txt
+    python examples/halfcheetah.py
+    resolvent evaluate --data examples/halfcheetah-noisy-v0 --policy examples/halfcheetah.py:policy \\
+        --probes examples/halfcheetah_probes.py --methods favor,fb --seeds 1 --steps 15000 --out runs/hc-noisy
+    python results/accuracy/noisy-rollouts/noisy.py runs/hc-noisy \\
+        results/accuracy/halfcheetah-noisy/probe-vs-oracle.md \\
+        favor+k400 open,0.1x16,0.3x16 results/accuracy/halfcheetah-noisy-auto/rerun \\
+        > results/accuracy/noisy-rollouts/halfcheetah-noisy.txt              # and fb+k400: halfcheetah-noisy-fb.txt
+    resolvent evaluate ant-dir --dataset expert --methods favor,fb --seeds 1 --out runs/ant-dir
+    python results/accuracy/noisy-rollouts/noisy.py runs/ant-dir \\
+        results/accuracy/ant-dir-probe-oracle/probe-vs-oracle.md \\
+        favor+k400 open,0.1x16,0.3x16 results/accuracy/ant-dir-expert-auto/rerun \\
+        > results/accuracy/noisy-rollouts/ant-dir.txt                        # and fb+k400: ant-dir-fb.txt
+    python examples/reacher.py
+    resolvent evaluate --data examples/reacher-jt-v0 --policy examples/reacher.py:policy \\
+        --probes examples/reacher_probes.py --methods favor,fb --seeds 1 --steps 10000 --out runs/reacher
+    python results/accuracy/noisy-rollouts/noisy.py runs/reacher results/accuracy/reacher-kauto favor+k400 \\
+        open,0.1x16,0.3x16 > results/accuracy/noisy-rollouts/reacher.txt
+    python examples/mountaincar.py
+    resolvent evaluate --data examples/mountaincar-pump-v0 --policy examples/mountaincar.py:policy \\
+        --probes examples/mountaincar_probes.py --methods favor,fb --seeds 1 --steps 10000 --out runs/mountaincar
+    python results/accuracy/noisy-rollouts/noisy.py runs/mountaincar results/accuracy/mountaincar-terminal favor+k400 \\
+        open,0.1x16,0.3x16 > results/accuracy/noisy-rollouts/mountaincar.txt
 """
 from __future__ import annotations
 
@@ -96,6 +119,9 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
     print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
     form = ".3g" if o is None else ".2f"                  # an MSE itself spans decades; a ratio to FQE does not
     for kind, gt in p.source.points.items():
+        if o is not None and kind not in o[0]:
+            print(f"{kind:10s} (no oracle at these points)\n", flush=True)
+            continue
         obs, act = np.asarray(gt.obs0), np.asarray(gt.action0)
         t = np.stack([gt.q(r) for _, r in rewards])                               # (probes, n) this run's truth
         if o is None:
