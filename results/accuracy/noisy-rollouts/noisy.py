@@ -12,7 +12,8 @@ MSE itself; kinds of points the oracle lacks are skipped). On fresh runs with th
 the committed per-reward FQE oracles on the probes (the same points and truth on this machine: the
 script stops where they are not): HalfCheetah-Vel replay and expert, the noisy HalfCheetah and
 Ant-Dir expert (their oracles' MSE from a probe-vs-oracle.md table, the truth from a committed run),
-Reacher and MountainCar; and on the README's main job (Pendulum-Angle expert, its own truth):
+Reacher; and against the truth itself (ORACLE ``-``), MountainCar (its committed runs have no FQE
+at their points) and the README's main job (Pendulum-Angle expert):
 
     resolvent evaluate halfcheetah-vel --dataset replay --methods favor,fb --seeds 1 --out runs/hc-replay-js
     python results/accuracy/noisy-rollouts/noisy.py runs/hc-replay-js \\
@@ -49,7 +50,7 @@ Reacher and MountainCar; and on the README's main job (Pendulum-Angle expert, it
     python examples/mountaincar.py
     resolvent evaluate --data examples/mountaincar-pump-v0 --policy examples/mountaincar.py:policy \\
         --probes examples/mountaincar_probes.py --methods favor,fb --seeds 1 --steps 10000 --out runs/mountaincar
-    python results/accuracy/noisy-rollouts/noisy.py runs/mountaincar results/accuracy/mountaincar-terminal favor+k400 \\
+    python results/accuracy/noisy-rollouts/noisy.py runs/mountaincar - favor+k400 \\
         open,0.1x16,0.3x16 > results/accuracy/noisy-rollouts/mountaincar.txt
 """
 from __future__ import annotations
