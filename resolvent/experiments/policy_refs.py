@@ -70,7 +70,8 @@ def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_m
     Fitted once: the model is kept in ``$RESOLVENT_HOME/onestep/`` under a hash of everything the
     fit reads (the data, the input normalisation, the config, the seed, whether split and the
     fitting code), so a resumed run, a rerun or a benchmark over the run loads it instead of
-    fitting it again."""
+    fitting it again. A warning where its noisy rollout would move a dimension past
+    ``onestep.NOISE_REACH`` of its spread each step (``onestep.noise_reach``)."""
     split = terminal is not None
     if split:
         onestep.ends(features)     # the data can tell what an ending pays, before any fitting
@@ -84,8 +85,12 @@ def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_m
     if model is None:
         model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std, split)
         atomic_savez(path, **onestep.to_arrays(model))
-    return model._replace(terminal=terminal, cycle=config.cycle, close=config.close, noise=config.noise,
-                          copies=config.copies)
+    model = model._replace(terminal=terminal, cycle=config.cycle, close=config.close, noise=config.noise,
+                           copies=config.copies)
+    reach = onestep.noise_reach(model)
+    if reach:
+        warnings.warn(reach, stacklevel=2)
+    return model
 
 
 ROLLOUT_ONLY = ("cycle", "close", "noise", "copies")   # OneStepConfig's fields that the rollouts read, not the fit

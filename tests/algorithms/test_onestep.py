@@ -4,6 +4,7 @@ import jax
 import numpy as np
 import pytest
 
+from onestep_models import drift_model
 from resolvent.algorithms import onestep
 
 A = np.array([[0.95, 0.1], [-0.1, 0.95]], np.float32)    # a damped rotation
@@ -267,3 +268,20 @@ def test_the_rule_checked_against_the_data():
     assert onestep.rule_disagreement(goal_rule, data) == (0, 500)
     wrong, n = onestep.rule_disagreement(lambda f: (f["next_obs"][:, 0] >= 0.9).astype(np.float32), data)
     assert n == 500 and wrong == int(((data["next_obs"][:, 0] >= 0.9) & (data["next_obs"][:, 0] < 1.0)).sum()) > 0
+
+
+def test_noise_reach_names_the_dimension_a_noisy_rollout_moves_past_a_tenth_of_its_spread():
+    """c sigma_d / std_d > NOISE_REACH: the message names d, how far and the largest c within;
+    at or below it, with no noise or no residual: None."""
+    model = drift_model(np.array([0.0, 0.0, 0.0], np.float32))._replace(
+        x_std=np.array([2.0, 0.5, 0.0, 1.0], np.float32),            # (s, a): the state's std 2, 0.5, 0 (a constant)
+        residual=np.array([0.2, 0.25, 0.3], np.float32))             # sigma / std: 0.1, 0.5, none
+    assert onestep.noise_reach(model) is None                        # noise 0
+    assert onestep.noise_reach(model._replace(noise=0.3, residual=None)) is None
+    assert onestep.noise_reach(model._replace(noise=0.2)) is None    # 0.2 * 0.5 = 0.1: within
+    message = onestep.noise_reach(model._replace(noise=0.3))
+    assert message == ("onestep noise 0.3 moves state dimension 1 by 0.15 of the data's std every model step (1 of 3 "
+                       "dimensions above 0.1; the model's residual there is 0.5 of it): the copies leave the data, "
+                       "as on Ant-Dir at 0.3, where every probe came out worse; --onestep.noise 0.2 or less keeps "
+                       "every dimension within 0.1")
+    assert "(2 of 3 dimensions" in onestep.noise_reach(model._replace(noise=1.5))

@@ -2,6 +2,8 @@
 and seed loads the saved model (identical), anything the fit reads makes another, and a damaged
 file is fitted again, not trusted."""
 import dataclasses
+import warnings
+
 import jax
 import numpy as np
 import pytest
@@ -104,3 +106,18 @@ def test_a_termination_rule_fits_split_attaches_the_rule_and_names_disagreement(
     assert again.terminal is loose and len(list(home.glob("*.npz"))) == 1   # the same fit, loaded
     with pytest.raises(ValueError, match="no transition of the dataset terminates"):
         fit_data_model(CONFIG, 0, {**feats, "terminated": 0 * feats["terminated"]}, mean, std, rule)
+
+
+def test_a_noise_past_the_datas_reach_warns_and_the_model_is_still_given(home):
+    """fit_data_model warns where its noisy rollout would move a dimension past NOISE_REACH of its
+    spread each step (onestep.noise_reach), and not without noise; the model is the same either way."""
+    feats, mean, std = data()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        quiet = fit_data_model(CONFIG, 0, feats, mean, std)
+    reach = float(np.max(quiet.residual / std[:3]))                  # the fit's own sigma_d / std_d, its largest
+    with pytest.warns(UserWarning, match="the copies leave the data"):
+        loud = fit_data_model(dataclasses.replace(CONFIG, noise=2 * onestep.NOISE_REACH / reach), 0, feats, mean, std)
+    assert loud.noise > 0 and len(list(home.glob("*.npz"))) == 1
+    for a, b in zip(leaves(quiet), leaves(loud), strict=True):
+        np.testing.assert_array_equal(a, b)
