@@ -328,7 +328,7 @@ def noise_reach(model: OneStepModel) -> str | None:
             f"std every model step ({int((model.noise * ratio > NOISE_REACH).sum())} of {len(ratio)} dimensions above "
             f"{NOISE_REACH:g}; the model's residual there is {ratio[d]:.2g} of it): the copies leave the data, as "
             f"on Ant-Dir at 0.3, where every probe came out worse; --onestep.noise "
-            f"{NOISE_REACH / ratio[d]:.2g} or less keeps every dimension within {NOISE_REACH:g}")
+            f"{NOISE_REACH / ratio[d]:.3g} or less keeps every dimension within {NOISE_REACH:g}")
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
