@@ -312,15 +312,21 @@ NOISE_REACH = 0.1   # c sigma_d / std_d above which a noisy rollout was measured
 #                     where HalfCheetah's largest, 0.036 at c = 0.3, helped (results/accuracy/noisy-rollouts/)
 
 
+def residual_ratio(model: OneStepModel) -> np.ndarray:
+    """(ds,) sigma_d / std_d: the model's residual std over the data's state std, per dimension
+    (0 where the state is constant); the model must hold its ``residual``."""
+    sigma = np.asarray(model.residual, np.float64)                                          # (ds,)
+    std = np.asarray(model.x_std, np.float64)[:len(sigma)]                                  # (ds,) the data's state std
+    return np.divide(sigma, std, out=np.zeros_like(sigma), where=std > 0)
+
+
 def noise_reach(model: OneStepModel) -> str | None:
     """Where a noisy rollout moves some state dimension d by more than ``NOISE_REACH`` of the
     data's std each model step, c sigma_d / std_d > NOISE_REACH: a message naming it and the
     largest c that keeps every dimension within; else (no noise, no residual, all within) None."""
     if not model.noise or model.residual is None:
         return None
-    sigma = np.asarray(model.residual, np.float64)                                          # (ds,)
-    std = np.asarray(model.x_std, np.float64)[:len(sigma)]                                  # (ds,) the data's state std
-    ratio = np.divide(sigma, std, out=np.zeros_like(sigma), where=std > 0)                  # (ds,) sigma_d / std_d
+    ratio = residual_ratio(model)                                                           # (ds,)
     d = int(np.argmax(ratio))
     if model.noise * ratio[d] <= NOISE_REACH:
         return None

@@ -61,7 +61,7 @@ from pathlib import Path
 import numpy as np
 
 import resolvent
-from resolvent.algorithms.onestep import residual_std
+from resolvent.algorithms.onestep import residual_ratio, residual_std
 from resolvent.experiments.problem import open_run
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "trust-signals"))
@@ -116,7 +116,7 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
     columns = settings(spec)
     print(f"{run}, {method}: each probe's MSE" + (" over per-reward FQE's" if o is not None else "") + ", the "
           f"exact rollout and each setting (cxR: noise c, R copies); sigma over the data's state std: "
-          f"{' '.join(f'{x:.3g}' for x in base.residual / np.asarray(base.x_std[:len(base.residual)]))}\n")
+          f"{' '.join(f'{x:.3g}' for x in residual_ratio(base))}\n")
     print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
     form = ".3g" if o is None else ".2f"                  # an MSE itself spans decades; a ratio to FQE does not
     for kind, gt in p.source.points.items():
