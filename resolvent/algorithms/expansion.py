@@ -61,7 +61,7 @@ import scipy.sparse
 from numpy._core import multiarray
 from tqdm.auto import tqdm
 
-from resolvent.algorithms.onestep import OneStepModel, member_weights, rollout_step
+from resolvent.algorithms.onestep import OneStepModel, member_weights, noise_scale, rollout_step
 from resolvent.blocks import on_cpu
 from resolvent.rewards import probes
 
@@ -560,7 +560,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     points take about 60 model steps a point), to within the tolerance's effect otherwise.
 
     ``noise`` = c > 0 (a model with its ``residual`` sigma): ``copies`` = R rollouts from every
-    point, each model step moving every next state by c sigma eps, eps ~ N(0, I) a counter-based
+    point, each model step moving every next state by c sigma eps (c sigma_d at most the model's
+    ``noise_cap`` times the data's std in dimension d, ``onestep.noise_scale``), eps ~ N(0, I) a counter-based
     draw of the point's own bytes, member, copy and step (``noise_draws``): independent from point
     to point, and the same for a point asked alone, in any batch or again, before the data's range
     clips it:
@@ -585,7 +586,7 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
                              "reach (bank.reach 0) or onestep noise 0")
         keys = row_keys(obs, action, model.members, copies)                                   # (E R n,)
         obs, action = np.tile(obs, (copies, 1)), np.tile(action, (copies, 1))   # (R n, ...) copy r at [r n, (r+1) n)
-        jitter = np.float32(noise) * np.asarray(model.residual, np.float32)                   # (ds,) c sigma
+        jitter = noise_scale(model, noise)                            # (ds,) c sigma, at most noise_cap std
     e, n = model.members, len(obs)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
@@ -844,8 +845,9 @@ class Rollouts:
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
             horizon: int, until: Until | None = None) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
-        tag = (id(model.params), model.keep, model.cycle, model.noise, model.copies, id(model.terminal), id(policy),
-               until, obs.shape, action.shape, hash(obs.tobytes()), hash(action.tobytes()))
+        tag = (id(model.params), model.keep, model.cycle, model.noise, model.copies, model.noise_cap,
+               id(model.terminal), id(policy), until, obs.shape, action.shape, hash(obs.tobytes()),
+               hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
             self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers))

@@ -58,6 +58,11 @@ from resolvent.operators.networks import MLP
 from resolvent.rewards.probes import evaluate_reward
 
 
+NOISE_REACH = 0.1   # c sigma_d / std_d above which a noisy rollout was measured to leave the data: Ant-Dir's
+#                     contact forces at c = 0.3 (0.15-0.29, every probe worse; at c = 0.1, 0.05-0.1, as exact),
+#                     where HalfCheetah's largest, 0.036 at c = 0.3, helped (results/accuracy/noisy-rollouts/)
+
+
 @dataclass(frozen=True)
 class OneStepConfig:
     """How the one-step model is fitted."""
@@ -85,6 +90,9 @@ class OneStepConfig:
     #                                        pi's trajectories, 7/9 -> 9/9; worse on Ant-Dir, where it moves the
     #                                        contact forces by more than NOISE_REACH: results/accuracy/noisy-rollouts/)
     copies: int = 8                        # noisy rollouts averaged per point (noise > 0; 4 to 32 alike on HalfCheetah)
+    noise_cap: float = NOISE_REACH         # no state dimension moved by more than this fraction of the data's std a
+    #                                        step: c sigma_d capped at noise_cap std_d (0: uncapped; Ant-Dir's contact
+    #                                        forces, whose residual is 0.5-0.98 of their std, kept at 0.1 of it)
 
 
 class OneStepModel(NamedTuple):
@@ -115,6 +123,8 @@ class OneStepModel(NamedTuple):
     #                                     saved before it was kept)
     noise: float = OneStepConfig.noise  # the rollout's noise c sigma per step (``OneStepConfig.noise``; 0: none)
     copies: int = OneStepConfig.copies  # the noisy rollouts averaged per point (``OneStepConfig.copies``)
+    noise_cap: float = OneStepConfig.noise_cap  # each dimension's noise at most this fraction of its std
+    #                                             (``OneStepConfig.noise_cap``; a model saved before it was kept: 0)
 
     @property
     def members(self) -> int:
@@ -214,6 +224,9 @@ def check(config: OneStepConfig) -> None:
     if not config.noise >= 0 or config.copies < 1:
         raise ValueError(f"onestep: noise is a multiple of the residual's std, >= 0 (0: off), and copies >= 1 "
                          f"rollouts, got noise={config.noise}, copies={config.copies}")
+    if not config.noise_cap >= 0:
+        raise ValueError(f"onestep: noise_cap is a fraction of the data's state std, >= 0 (0: uncapped), "
+                         f"got {config.noise_cap}")
 
 
 def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray], x_mean: np.ndarray,
@@ -290,7 +303,8 @@ def fit(config: OneStepConfig, key: jax.Array, features: Mapping[str, np.ndarray
                          y_mean.astype(np.float32), y_std.astype(np.float32), keys, tuple(config.hidden),
                          states.min(0).astype(np.float32), states.max(0).astype(np.float32),
                          keep=config.keep, scalar_low=low, scalar_high=high, exact=exact, split=split,
-                         cycle=config.cycle, close=config.close, noise=config.noise, copies=config.copies)
+                         cycle=config.cycle, close=config.close, noise=config.noise, copies=config.copies,
+                         noise_cap=config.noise_cap)
     return model._replace(residual=residual_std(model, features))
 
 
@@ -307,11 +321,6 @@ def residual_std(model: OneStepModel, features: Mapping[str, np.ndarray], chunk:
     return res.std(0).astype(np.float32)
 
 
-NOISE_REACH = 0.1   # c sigma_d / std_d above which a noisy rollout was measured to leave the data: Ant-Dir's
-#                     contact forces at c = 0.3 (0.15-0.29, every probe worse; at c = 0.1, 0.05-0.1, as exact),
-#                     where HalfCheetah's largest, 0.036 at c = 0.3, helped (results/accuracy/noisy-rollouts/)
-
-
 def residual_ratio(model: OneStepModel) -> np.ndarray:
     """(ds,) sigma_d / std_d: the model's residual std over the data's state std, per dimension
     (0 where the state is constant); the model must hold its ``residual``."""
@@ -320,21 +329,35 @@ def residual_ratio(model: OneStepModel) -> np.ndarray:
     return np.divide(sigma, std, out=np.zeros_like(sigma), where=std > 0)
 
 
+def noise_scale(model: OneStepModel, noise: float | None = None) -> np.ndarray:
+    """(ds,) a noisy rollout's std per state dimension and model step, c sigma_d, capped at
+    ``noise_cap`` std_d where noise_cap > 0 (std_d the data's state std; c the model's ``noise``
+    unless given); the model must hold its ``residual``."""
+    sigma = np.asarray(model.residual, np.float32)                                          # (ds,)
+    scale = np.float32(model.noise if noise is None else noise) * sigma                     # (ds,) c sigma
+    if model.noise_cap > 0:
+        return np.minimum(scale, np.float32(model.noise_cap) * np.asarray(model.x_std, np.float32)[:len(sigma)])
+    return scale
+
+
 def noise_reach(model: OneStepModel) -> str | None:
     """Where a noisy rollout moves some state dimension d by more than ``NOISE_REACH`` of the
-    data's std each model step, c sigma_d / std_d > NOISE_REACH: a message naming it and the
-    largest c that keeps every dimension within; else (no noise, no residual, all within) None."""
+    data's std each model step, c sigma_d / std_d > NOISE_REACH (only with ``noise_cap`` 0 or
+    above it): a message naming it, the cap and the largest c that keeps every dimension within;
+    else (no noise, no residual, all within) None."""
     if not model.noise or model.residual is None:
         return None
     ratio = residual_ratio(model)                                                           # (ds,)
-    d = int(np.argmax(ratio))
-    if model.noise * ratio[d] <= NOISE_REACH:
+    reach = model.noise * ratio if model.noise_cap <= 0 else np.minimum(model.noise * ratio, model.noise_cap)
+    d = int(np.argmax(reach))
+    if reach[d] <= NOISE_REACH:
         return None
-    return (f"onestep noise {model.noise:g} moves state dimension {d} by {model.noise * ratio[d]:.2g} of the data's "
-            f"std every model step ({int((model.noise * ratio > NOISE_REACH).sum())} of {len(ratio)} dimensions above "
+    return (f"onestep noise {model.noise:g} moves state dimension {d} by {reach[d]:.2g} of the data's "
+            f"std every model step ({int((reach > NOISE_REACH).sum())} of {len(ratio)} dimensions above "
             f"{NOISE_REACH:g}; the model's residual there is {ratio[d]:.2g} of it): the copies leave the data, as "
-            f"on Ant-Dir at 0.3, where every probe came out worse; --onestep.noise "
-            f"{NOISE_REACH / ratio[d]:.3g} or less keeps every dimension within {NOISE_REACH:g}")
+            f"on Ant-Dir at 0.3 uncapped, where every probe came out worse; --onestep.noise-cap {NOISE_REACH:g} "
+            f"(the default), or --onestep.noise {NOISE_REACH / ratio[d]:.3g} or less, keeps every dimension within "
+            f"{NOISE_REACH:g}")
 
 
 def predict(model: OneStepModel, obs, action) -> dict:
@@ -467,7 +490,7 @@ def to_arrays(model: OneStepModel, prefix: str = "onestep_") -> dict[str, np.nda
             **({f"{prefix}low": model.low, f"{prefix}high": model.high} if model.low is not None else {}),
             f"{prefix}keep": np.int64(model.keep), f"{prefix}cycle": np.float64(model.cycle),
             f"{prefix}close": np.bool_(model.close), f"{prefix}noise": np.float64(model.noise),
-            f"{prefix}copies": np.int64(model.copies),
+            f"{prefix}copies": np.int64(model.copies), f"{prefix}noise_cap": np.float64(model.noise_cap),
             **({f"{prefix}residual": model.residual} if model.residual is not None else {}),
             **({f"{prefix}scalar_low": model.scalar_low, f"{prefix}scalar_high": model.scalar_high}
                if model.scalar_low is not None else {}),
@@ -498,4 +521,5 @@ def from_arrays(arrays: Mapping[str, np.ndarray], prefix: str = "onestep_") -> O
                         float(arrays.get(f"{prefix}cycle", OneStepConfig.cycle)),
                         bool(arrays.get(f"{prefix}close", OneStepConfig.close)), arrays.get(f"{prefix}residual"),
                         float(arrays.get(f"{prefix}noise", OneStepConfig.noise)),
-                        int(arrays.get(f"{prefix}copies", OneStepConfig.copies)))
+                        int(arrays.get(f"{prefix}copies", OneStepConfig.copies)),
+                        float(arrays.get(f"{prefix}noise_cap", 0.0)))

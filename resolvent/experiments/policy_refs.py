@@ -86,14 +86,14 @@ def fit_data_model(config: onestep.OneStepConfig, seed: int, features: dict, x_m
         model = onestep.fit(config, named_key(seed, "onestep"), features, x_mean, x_std, split)
         atomic_savez(path, **onestep.to_arrays(model))
     model = model._replace(terminal=terminal, cycle=config.cycle, close=config.close, noise=config.noise,
-                           copies=config.copies)
+                           copies=config.copies, noise_cap=config.noise_cap)
     reach = onestep.noise_reach(model)
     if reach:
         warnings.warn(reach, stacklevel=2)
     return model
 
 
-ROLLOUT_ONLY = ("cycle", "close", "noise", "copies")   # OneStepConfig's fields that the rollouts read, not the fit
+ROLLOUT_ONLY = ("cycle", "close", "noise", "copies", "noise_cap")   # the OneStepConfig fields rollouts read
 
 
 def fit_tag(config: onestep.OneStepConfig, seed: int, features: dict, x_mean: np.ndarray, x_std: np.ndarray,

@@ -842,12 +842,16 @@ def test_a_noisy_rollout_with_a_zero_residual_is_the_exact_one():
 
 def test_a_noisy_rollout_moves_each_step_by_its_draws_and_answers_by_the_copies_mean():
     """s^r_t = s_0 + t d + c sigma sum_{u<t} eps^r_u, the draws eps (R, n, ds) per step each row's
-    own (``noise_draws`` of its key); the answer for r = s_1^2 is the mean over the R copies of each
+    own (``noise_draws`` of its key), c sigma_d at most noise_cap std_d (here 0.15 -> 0.1 on the first
+    dimension, the data's std 1); the answer for r = s_1^2 is the mean over the R copies of each
     copy's exact answer."""
     d, sigma, c, copies, k = np.array([0.1, -0.2], np.float32), np.array([0.5, 0.2], np.float32), 0.3, 5, 4
-    e = expand(noisy(drift_model(d), sigma, c, copies), policy, OBS, ACT, k)
+    model = noisy(drift_model(d), sigma, c, copies)
+    scale = np.array([0.1, 0.06], np.float32)                                                 # (ds,) capped, not
+    np.testing.assert_allclose(onestep.noise_scale(model), scale, rtol=1e-6)
+    e = expand(model, policy, OBS, ACT, k)
     keys = expansion.row_keys(OBS, ACT, 1, copies)                                            # (R n,)
-    eps = np.stack([expansion.noise_draws(keys, t, 2).reshape(copies, len(OBS), 2) * np.float32(c) * sigma
+    eps = np.stack([expansion.noise_draws(keys, t, 2).reshape(copies, len(OBS), 2) * scale
                     for t in range(1, k + 1)])                                                # (k, R, n, ds)
     assert not np.allclose(eps[:, :, 0], eps[:, :, 1])                                        # each point its own
     moved = np.concatenate([np.zeros((1, copies, len(OBS), 2), np.float32), np.cumsum(eps, 0)])   # (k + 1, R, n, ds)

@@ -270,18 +270,48 @@ def test_the_rule_checked_against_the_data():
     assert n == 500 and wrong == int(((data["next_obs"][:, 0] >= 0.9) & (data["next_obs"][:, 0] < 1.0)).sum()) > 0
 
 
+def capped_model(cap: float) -> onestep.OneStepModel:
+    """Three state dimensions of std 2, 0.5 and 0 (a constant), the model's residual 0.1, 0.5 and
+    none of it."""
+    return drift_model(np.array([0.0, 0.0, 0.0], np.float32))._replace(
+        x_std=np.array([2.0, 0.5, 0.0, 1.0], np.float32),            # (s, a)
+        residual=np.array([0.2, 0.25, 0.3], np.float32), noise_cap=cap)
+
+
 def test_noise_reach_names_the_dimension_a_noisy_rollout_moves_past_a_tenth_of_its_spread():
-    """c sigma_d / std_d > NOISE_REACH: the message names d, how far and the largest c within;
-    at or below it, with no noise or no residual: None."""
-    model = drift_model(np.array([0.0, 0.0, 0.0], np.float32))._replace(
-        x_std=np.array([2.0, 0.5, 0.0, 1.0], np.float32),            # (s, a): the state's std 2, 0.5, 0 (a constant)
-        residual=np.array([0.2, 0.25, 0.3], np.float32))             # sigma / std: 0.1, 0.5, none
+    """c sigma_d / std_d > NOISE_REACH, uncapped or capped above it: the message names d, how far,
+    the cap and the largest c within; at or below it (the default cap keeps every dimension there),
+    with no noise or no residual: None."""
+    model = capped_model(0.0)
     assert onestep.noise_reach(model) is None                        # noise 0
     assert onestep.noise_reach(model._replace(noise=0.3, residual=None)) is None
     assert onestep.noise_reach(model._replace(noise=0.2)) is None    # 0.2 * 0.5 = 0.1: within
     message = onestep.noise_reach(model._replace(noise=0.3))
     assert message == ("onestep noise 0.3 moves state dimension 1 by 0.15 of the data's std every model step (1 of 3 "
                        "dimensions above 0.1; the model's residual there is 0.5 of it): the copies leave the data, "
-                       "as on Ant-Dir at 0.3, where every probe came out worse; --onestep.noise 0.2 or less keeps "
-                       "every dimension within 0.1")
+                       "as on Ant-Dir at 0.3 uncapped, where every probe came out worse; --onestep.noise-cap 0.1 "
+                       "(the default), or --onestep.noise 0.2 or less, keeps every dimension within 0.1")
     assert "(2 of 3 dimensions" in onestep.noise_reach(model._replace(noise=1.5))
+    assert onestep.noise_reach(capped_model(onestep.NOISE_REACH)._replace(noise=100.0)) is None
+    assert " by 0.12 of " in onestep.noise_reach(capped_model(0.12)._replace(noise=0.3))
+
+
+def test_the_noise_is_c_sigma_capped_at_a_fraction_of_each_dimensions_std():
+    """noise_scale: c sigma_d where it is at most noise_cap std_d, else noise_cap std_d; a
+    constant dimension is never moved; cap 0: c sigma everywhere. The config's cap is NOISE_REACH,
+    carried into the fitted model, saved with it; a model saved before it is uncapped, as it was."""
+    model = capped_model(0.1)._replace(noise=0.3)
+    np.testing.assert_allclose(onestep.noise_scale(model), [0.06, 0.05, 0.0], rtol=1e-6)     # 0.3 sigma, 0.1 std, 0
+    np.testing.assert_allclose(onestep.noise_scale(model, 1.0), [0.2, 0.05, 0.0], rtol=1e-6)
+    np.testing.assert_allclose(onestep.noise_scale(capped_model(0.0)._replace(noise=0.3)), [0.06, 0.075, 0.09],
+                               rtol=1e-6)
+    assert onestep.OneStepConfig.noise_cap == onestep.NOISE_REACH
+    data = linear_data(500)
+    x = np.concatenate([data["obs"], data["action"]], -1)
+    fit = onestep.fit(onestep.OneStepConfig(hidden=(8,), steps=2, noise_cap=0.05), jax.random.PRNGKey(0), data,
+                      x.mean(0), x.std(0))
+    assert fit.noise_cap == 0.05 and onestep.from_arrays(onestep.to_arrays(fit)).noise_cap == 0.05
+    older = {k: v for k, v in onestep.to_arrays(fit).items() if k != "onestep_noise_cap"}
+    assert onestep.from_arrays(older).noise_cap == 0.0
+    with pytest.raises(ValueError, match="noise_cap is a fraction of the data's state std, >= 0"):
+        onestep.check(onestep.OneStepConfig(noise_cap=-0.1))

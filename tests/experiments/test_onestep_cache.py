@@ -109,15 +109,19 @@ def test_a_termination_rule_fits_split_attaches_the_rule_and_names_disagreement(
 
 
 def test_a_noise_past_the_datas_reach_warns_and_the_model_is_still_given(home):
-    """fit_data_model warns where its noisy rollout would move a dimension past NOISE_REACH of its
-    spread each step (onestep.noise_reach), and not without noise; the model is the same either way."""
+    """fit_data_model warns where its noisy rollout, uncapped, would move a dimension past
+    NOISE_REACH of its spread each step (onestep.noise_reach), and not without noise or under the
+    default cap; the model carries the config's rollout settings and is the same fit either way."""
     feats, mean, std = data()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         quiet = fit_data_model(CONFIG, 0, feats, mean, std)
-    reach = float(np.max(quiet.residual / std[:3]))                  # the fit's own sigma_d / std_d, its largest
+        reach = float(np.max(quiet.residual / std[:3]))              # the fit's own sigma_d / std_d, its largest
+        far = dataclasses.replace(CONFIG, noise=2 * onestep.NOISE_REACH / reach)
+        capped = fit_data_model(far, 0, feats, mean, std)             # the default cap: within
     with pytest.warns(UserWarning, match="the copies leave the data"):
-        loud = fit_data_model(dataclasses.replace(CONFIG, noise=2 * onestep.NOISE_REACH / reach), 0, feats, mean, std)
-    assert loud.noise > 0 and len(list(home.glob("*.npz"))) == 1
+        loud = fit_data_model(dataclasses.replace(far, noise_cap=0.0), 0, feats, mean, std)
+    assert capped.noise_cap == onestep.NOISE_REACH and loud.noise > 0 and loud.noise_cap == 0.0
+    assert len(list(home.glob("*.npz"))) == 1
     for a, b in zip(leaves(quiet), leaves(loud), strict=True):
         np.testing.assert_array_equal(a, b)

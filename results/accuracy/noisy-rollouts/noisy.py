@@ -6,8 +6,9 @@ the model's uncertainty (PETS's trajectory sampling, Chua et al. 2018, with a fi
 residual as the noise). Where the closed loop is sensitive, the copies part and their mean moves
 toward what the copies share: a shrinkage per reward and per point, from the run alone.
 
-Each column is one setting, ``cxR`` (c the noise, R the copies) or ``open`` (the exact rollout with
-no cycle looked for), each probe's MSE over per-reward FQE's at the same points (ORACLE ``-``: the
+Each column is one setting, ``cxR`` (c the noise, R the copies; ``cxR@K`` with ``noise_cap`` K, 0
+uncapped, else the run's own, the product's 0.1) or ``open`` (the exact rollout with no cycle looked
+for), each probe's MSE over per-reward FQE's at the same points (ORACLE ``-``: the
 MSE itself; kinds of points the oracle lacks are skipped). On fresh runs with their models beside
 the committed per-reward FQE oracles on the probes (the same points and truth on this machine: the
 script stops where they are not): HalfCheetah-Vel replay and expert, the noisy HalfCheetah and
@@ -69,14 +70,16 @@ from kauto_rule import oracle_mse  # noqa: E402
 
 
 def settings(spec: str) -> list[tuple[str, dict]]:
-    """``open,0.3x16,...`` -> [(column name, the one-step model's fields to replace)]."""
+    """``open,0.3x16,0.3x16@0,...`` -> [(column name, the one-step model's fields to replace)]:
+    ``cxR`` with the run's own ``noise_cap`` (the product's 0.1), ``cxR@K`` with cap K (0: uncapped)."""
     out = []
     for item in spec.split(","):
         if item == "open":
             out.append((item, {"cycle": 0.0, "noise": 0.0}))
         else:
-            c, copies = item.split("x")
-            out.append((item, {"noise": float(c), "copies": int(copies)}))
+            setting, _, cap = item.partition("@")
+            c, copies = setting.split("x")
+            out.append((item, {"noise": float(c), "copies": int(copies), **({"noise_cap": float(cap)} if cap else {})}))
     return out
 
 
@@ -115,7 +118,8 @@ def main(run: str, oracle: str, method: str = "favor+k400", spec: str = "open,0.
     base = model.onestep._replace(residual=residual_std(model.onestep, p.features))
     columns = settings(spec)
     print(f"{run}, {method}: each probe's MSE" + (" over per-reward FQE's" if o is not None else "") + ", the "
-          f"exact rollout and each setting (cxR: noise c, R copies); sigma over the data's state std: "
+          f"exact rollout and each setting (cxR: noise c, R copies; @K: capped at K std, else at the run's "
+          f"{base.noise_cap:g}); sigma over the data's state std: "
           f"{' '.join(f'{x:.3g}' for x in residual_ratio(base))}\n")
     print(f"{'points':10s} {'probe':18s} {'exact':>7s} " + " ".join(f"{name:>7s}" for name, _ in columns))
     form = ".3g" if o is None else ".2f"                  # an MSE itself spans decades; a ratio to FQE does not
