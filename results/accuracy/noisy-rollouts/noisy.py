@@ -53,6 +53,17 @@ at their points) and the README's main job (Pendulum-Angle expert):
         --probes examples/mountaincar_probes.py --methods favor,fb --seeds 1 --steps 10000 --out runs/mountaincar
     python results/accuracy/noisy-rollouts/noisy.py runs/mountaincar - favor+k400 \\
         open,0.1x16,0.3x16 > results/accuracy/noisy-rollouts/mountaincar.txt
+
+The tables above were made before the cap (``noise_cap``, 0.1 by default since): give each noisy
+setting ``@0`` to make them again uncapped (its column then reads ``cxR@0``); where no dimension's c
+sigma_d passes 0.1 of its std (HalfCheetah at c <= 0.3, Reacher, MountainCar, Pendulum) the capped
+answer is the same to the bit. Ant-Dir expert with and without the cap, on a fresh run:
+
+    resolvent evaluate ant-dir --dataset expert --methods favor,fb --seeds 1 --out runs/ant-dir-cap
+    python results/accuracy/noisy-rollouts/noisy.py runs/ant-dir-cap \\
+        results/accuracy/ant-dir-probe-oracle/probe-vs-oracle.md \\
+        favor+k400 0.3x16@0,0.3x16 results/accuracy/ant-dir-expert-auto/rerun \\
+        > results/accuracy/noisy-rollouts/ant-dir-cap.txt
 """
 from __future__ import annotations
 
