@@ -4,6 +4,14 @@ the simulator's from the same states.
 
     python results/accuracy/horizon/per-point/flip_model.py replay > flip-model-replay.txt
     python results/accuracy/horizon/per-point/flip_model.py expert > flip-model-expert.txt
+    python results/accuracy/horizon/per-point/flip_model.py replay without-rightings > flip-model-replay-without.txt
+
+``without-rightings``: the model fitted on the data less every transition that goes from flipped
+to upright and the ``BEFORE`` transitions before each (the way up), a check of what its rollouts
+learn the way up from (not a method: the data is the user's). ``with-pi-data``: the data plus
+pi's own transitions (its action with N(0, ``PI_NOISE``^2) noise, clipped) for ``PI_STEPS`` steps
+from ``PI_STARTS`` of its flipped states, from the simulator: whether pi's actions seen at flipped
+states keep the model's cheetah down.
 
 The model is the run's own (``policy_refs.fit_data_model`` with the default configuration and
 seed, fitted once and kept in ``$RESOLVENT_HOME/onestep/``). A state is flipped where the root's
@@ -28,10 +36,35 @@ STARTS = 40          # flipped dataset states (root angle within 0.3 of pi) the 
 SHOWN = 6            # of them, rolled out under pi beside the simulator
 STEPS = 60           # model and simulator steps of each shown rollout
 SHOWN_AT = (1, 5, 10, 20, 40, 60)
+BEFORE = 30          # transitions before each righting dropped with it (``without-rightings``)
+PI_STARTS, PI_STEPS, PI_NOISE = 1000, 10, 0.1   # ``with-pi-data``: pi's transitions added at flipped states
 
 
 def fmt(v: np.ndarray) -> str:
     return " ".join(f"{x:6.3f}" for x in v)
+
+
+def pi_transitions(fam, actor, data: dict) -> dict:
+    """pi's own noisy transitions from flipped states of ``data``, by the simulator."""
+    env = make_env(fam.env_id)
+    env.reset(seed=1)
+    restore = restore_for(fam.env_id)
+    rng = np.random.default_rng(1)
+    flipped = np.flatnonzero(np.abs(data["obs"][:, 1]) > np.pi / 2)
+    rows = {k: [] for k in ("obs", "action", "next_obs", "terminated", "truncated", *fam.extras)}
+    for i in rng.choice(flipped, min(PI_STARTS, len(flipped)), replace=False):
+        o = np.asarray(data["obs"][i], np.float64)
+        restore(env, o)
+        for _ in range(PI_STEPS):
+            a = np.asarray(actor(o[None].astype(np.float32)))[0]
+            a = np.clip(a + PI_NOISE * rng.standard_normal(a.shape), -1, 1).astype(np.float32)
+            o2, _, term, trunc, info = env.step(a)
+            for k, v in (("obs", o), ("action", a), ("next_obs", o2), ("terminated", term), ("truncated", trunc)):
+                rows[k].append(v)
+            for k in fam.extras:
+                rows[k].append(info[k])
+            o = o2
+    return {k: np.asarray(v, data[k].dtype) for k, v in rows.items()}
 
 
 def main() -> None:
@@ -40,6 +73,16 @@ def main() -> None:
     fam = get_family(cfg.family)
     actor = load_target_policy(fam.name)
     data = load_transitions(fam, cfg.dataset, cfg.data_seed, actor)
+    if sys.argv[2:] == ["without-rightings"]:
+        up = np.flatnonzero((np.abs(data["obs"][:, 1]) > np.pi / 2) & (np.abs(data["next_obs"][:, 1]) <= np.pi / 2))
+        drop = np.unique(np.concatenate([np.arange(max(0, j - BEFORE), j + 1) for j in up]))
+        keep = np.setdiff1d(np.arange(len(data["obs"])), drop)
+        data = {k: np.asarray(v)[keep] for k, v in data.items()}
+        print(f"without the {len(up)} rightings and the {BEFORE} transitions before each: {len(drop)} dropped")
+    if sys.argv[2:] == ["with-pi-data"]:
+        added = pi_transitions(fam, actor, data)
+        data = {k: np.concatenate([np.asarray(data[k]), added[k]]) for k in added}
+        print(f"with {len(added['obs'])} transitions of pi's own (noise {PI_NOISE}) from {PI_STARTS} flipped states")
     features = {k: data[k] for k in fam.feature_keys}
     x_mean, x_std = input_stats(np.concatenate([data["obs"], data["action"]], -1))
     model = fit_data_model(cfg.onestep, cfg.seed, features, x_mean, x_std, None)
