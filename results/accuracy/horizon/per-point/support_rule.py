@@ -34,6 +34,7 @@ from resolvent.policies import load_target_policy  # noqa: E402
 
 K = 100
 TAUS = (0.6, 0.8, 1.0)
+TOP = 8               # the least supported points whose share of the error is shown
 
 
 def dataset_support(run: str) -> tuple[np.ndarray, np.ndarray] | None:
@@ -54,7 +55,20 @@ def dataset_support(run: str) -> tuple[np.ndarray, np.ndarray] | None:
     return d, flipped
 
 
+def error_share(z, pick: str, d: np.ndarray) -> str:
+    """Of the pick's test-reward error at the dataset points (each point's squared error over the
+    reward's variance across them, mean over rewards), the share at the TOP points of largest d,
+    and Spearman's rho between d and that error."""
+    truth, pred = z[f"{pick}|test|dataset|truth"], z[f"{pick}|test|dataset|pred"]
+    truth, pred = truth.reshape(-1, truth.shape[-1]), pred.reshape(-1, pred.shape[-1])   # (R, b)
+    err = ((pred - truth) ** 2 / truth.var(1, keepdims=True)).mean(0)                     # (b,)
+    rank = lambda v: np.argsort(np.argsort(v))  # noqa: E731
+    rho = np.corrcoef(rank(d), rank(err))[0, 1]
+    return f"{err[np.argsort(-d)[:TOP]].sum() / err.sum():.2f} (chance {TOP / len(d):.3f}), rho {rho:.2f}"
+
+
 def main() -> None:
+    shares = []
     print(f"| run | d_{K} at the dataset points: largest five (median) | method | "
           + " | ".join(["as answered"] + [f"TAU = {t}" for t in TAUS]) + " |")
     print("|---|---|---|" + "---|" * (1 + len(TAUS)))
@@ -70,6 +84,7 @@ def main() -> None:
         pick = choose_method(methods, candidates, TIE)["chosen"]
         fqe = oracle_mse(f"{ORACLES[run]}/probe-vs-oracle.md", res["probes"])["dataset"]   # (P,)
         z = np.load(f"{run}/predictions.npz")
+        shares.append(f"| {run} | {pick} | {error_share(z, pick, d)} |")
         top = np.sort(d)[::-1][:5]
         head = (f"{', '.join(f'{x:.2f}' for x in top)} ({np.median(d):.2f}); {flipped.sum()} flipped, "
                 f"their d {', '.join(f'{x:.2f}' for x in np.sort(d[flipped])[::-1])}" if flipped.any() else
@@ -88,6 +103,9 @@ def main() -> None:
                              f"worst {ratio.max():.2f}x ({int((d > tau).sum())} points)")
             print(f"| {run} | {head} | {m}{' (auto)' if m == pick else ''} | " + " | ".join(cells) + " |")
             head = ""
+    print(f"\n| run | auto's pick | its test-reward error at the {TOP} points of largest d_{K}: share, "
+          f"Spearman with d_{K} |\n|---|---|---|")
+    print("\n".join(shares))
 
 
 if __name__ == "__main__":
