@@ -53,7 +53,7 @@ def optimize_config(family: str, options: dict) -> OptimizeConfig:
 def results_table(results: dict) -> str:
     """MSE and R^2 of every method on the training, test and probe rewards, and the worst
     probe's R^2 (mean over seeds; MSE also ± std); then every point kind's metrics and the trust report."""
-    from resolvent.experiments.tables import points_lines, trust_lines
+    from resolvent.experiments.tables import points_lines, support_lines, trust_lines
 
     cols = [(f"{s} {k}", f"{s}_{k}") for s in ("train", "test", "probe") for k in ("mse", "r2")]
     prior = results.get("reward_prior", "family")
@@ -65,7 +65,7 @@ def results_table(results: dict) -> str:
         lines += [f"{m:<10} {np.mean(r.get('loss', [np.nan])):>12.4g} {r['steps']:>7} {r['seconds']:>8.1f}"
                   for m, r in results["methods"].items()]
         return "\n".join(lines + ["training rewards: " + ", ".join(results.get("train_rewards", []))]
-                         + trust_lines(results))
+                         + trust_lines(results) + support_lines(results))
     lines = [f"{head}: accuracy at the ground-truth initial points, mean over seeds; "
              f"R^2 = 1 - MSE / Var(true Q), 0 = a constant",
              f"{'method':<10}" + "".join(f" {c:>17}" if c.endswith("mse") else f" {c:>9}" for c, _ in cols)
@@ -84,7 +84,7 @@ def results_table(results: dict) -> str:
         lines.append(row + f" {r['steps']:>7} {r['seconds']:>8.1f}")
     if results.get("probes"):
         lines.append("probe rewards: " + ", ".join(results["probes"]))
-    return "\n".join(lines + points_lines(results) + trust_lines(results))
+    return "\n".join(lines + points_lines(results) + trust_lines(results) + support_lines(results))
 
 
 def split_methods(methods: str) -> tuple[str, ...]:
@@ -251,7 +251,9 @@ def evaluate(family, preset, out, resume, **options):
                    "transition quantities (obs, action, next_obs, the dataset's own reward and infos)")
 @points_option("the ground-truth initial points")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="write the answers to this .npz: q (n,), the mean over seeds, and q_seeds (S, n)")
+              help="write the answers to this .npz: q (n,), the mean over seeds, and q_seeds (S, n); with the "
+                   "run's action-support check, support (n,) (pi's action's distance to the data's nearest over "
+                   "the check's threshold, resolvent/evaluation/support.py) and unsupported (n,) (support > 1)")
 @click.option("--points", default=10, show_default=True, help="points to print")
 def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, points):
     """Zero-shot Q-values of a trained operator: a family member or any reward, at the ground-truth
@@ -303,32 +305,52 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
                                    cfg.get("data_seed", 0))
             obs, act, where = gt.obs0, gt.action0, "initial points (s0, a0)"
         qs = model.q_values(reward, obs, act, seed=None)                          # (S, n)
+        # where pi's action is far from every action the data took near a point (evaluation/support.py)
+        check = model.check_support(obs) if model.support is not None and model.target_policy is not None else None
         if at is None:
             try:
                 truth = gt.q(reward)
             except Exception as e:  # noqa: BLE001 - the user's reward on the true rollouts
                 raise ValueError(f"the {label} failed on the ground-truth rollouts: {type(e).__name__}: {e}") from None
         if out is not None:
-            atomic_savez(out, q=qs.mean(0), q_seeds=qs)
+            atomic_savez(out, q=qs.mean(0), q_seeds=qs,
+                         **({} if check is None else {"support": check.relative, "unsupported": check.unsupported}))
     except EXPECTED as e:
         fail(str(e))
     click.echo(f"{label}, method {method} ({model.n_seeds} seeds{f'; {why}' if why else ''}): Q at {where}")
     control = cfg.get("task") == "optimize"      # its operator's Q is the optimal one, not the target's
     head = "optimal Q, predicted" if control else "predicted (mean over seeds)"
+    cell = ([""] * qs.shape[1] if check is None else
+            [f" {r:>8.2f}{' !' if u else '  '}" for r, u in zip(check.relative, check.unsupported)])
+    support_head = "" if check is None else f" {'support':>8}  "
     if truth is None:
-        click.echo(f"{'i':>3} {head:>28}")
+        click.echo(f"{'i':>3} {head:>28}{support_head}")
         for i in range(min(points, qs.shape[1])):
-            click.echo(f"{i:>3} {qs[:, i].mean():>28.3f}")
+            click.echo(f"{i:>3} {qs[:, i].mean():>28.3f}{cell[i]}")
         click.echo(f"Q over all {qs.shape[1]} points: mean {qs.mean():.4g}, min {qs.mean(0).min():.4g}, "
                    f"max {qs.mean(0).max():.4g}" + (f"; written to {out}" if out else ""))
+        support_note(check)
         return
-    click.echo(f"{'i':>3} {head:>28} {'TD3 target Q (MC)' if control else 'Monte-Carlo truth':>18}")
+    click.echo(f"{'i':>3} {head:>28} {'TD3 target Q (MC)' if control else 'Monte-Carlo truth':>18}{support_head}")
     for i in range(min(points, len(truth))):
-        click.echo(f"{i:>3} {qs[:, i].mean():>28.3f} {truth[i]:>18.3f}")
+        click.echo(f"{i:>3} {qs[:, i].mean():>28.3f} {truth[i]:>18.3f}{cell[i]}")
+    support_note(check)
     gap = np.mean((qs.mean(0) - truth) ** 2)
     click.echo((f"mean squared gap to the TD3 target policy's Q over all {len(truth)} initial points: {gap:.4g} "
                 f"(an optimize run's operator answers the optimal Q, not the target's: not an error)" if control
                 else f"MSE over all {len(truth)} initial points: {gap:.4g}") + (f"; written to {out}" if out else ""))
+
+
+def support_note(check) -> None:
+    """``resolvent q``'s line on the action-support check (``evaluation/support.py``)."""
+    if check is None:
+        return
+    if check.unsupported.any():
+        click.echo(f"support: {check.summary()}; there the one-step model guesses what pi's action does, and those "
+                   f"answers are the least trusted ('!' above; support = that distance over {check.threshold:.3g})")
+    else:
+        click.echo(f"support: at every point pi's action is within {check.threshold:.3g} of an action the data took "
+                   f"at the {check.neighbours} nearest data states")
 
 
 @main.command()

@@ -36,6 +36,7 @@ from resolvent.algorithms.sf import ridge_weights
 from resolvent.blocks import in_blocks
 from resolvent.config import from_dict
 from resolvent.data.user import load_object
+from resolvent.evaluation.support import ActionSupport, SupportCheck
 from resolvent.families import get_family
 from resolvent.io import atomic_savez, atomic_write_bytes
 from resolvent.operators import NETWORKS, KernelOperator, MaxOutOperator, make_network, widen_heads
@@ -135,6 +136,8 @@ class OperatorModel:
     bank: Bank | None = None            # the data's bank: the expansion's tail where set (``METHOD+bK+kk``;
     #                                     ``load`` gives the run's, rolled out when first asked), and with
     #                                     ``reach`` where each point's rollout stops
+    support: ActionSupport | None = None  # the data's action-support check (``check_support``; ``load`` gives
+    #                                     the run's, None for a run made before it)
 
     def __post_init__(self):
         self.network = make_network(self.method, self.gamma, self.arch.hidden, self.arch.features,
@@ -401,6 +404,20 @@ class OperatorModel:
                                          else self._q(reward, obs, act) for k in candidates]))   # (K, S, b')
             del ex                        # this part's rollout goes before the next one is made
         return spread, np.concatenate(answers, -1) if answer else None
+
+    def check_support(self, observations) -> SupportCheck:
+        """Where the answers at states ``observations`` (b, ds) rest on actions the data never took
+        near them: pi's action there against every action the data took at its nearest states
+        (``evaluation/support.py``: d_K, in the data's own unit, and which points are unsupported)."""
+        if self.support is None:
+            raise ValueError(f"{self.method!r} has no action-support check: its run was made before it (rerun "
+                             f"`resolvent evaluate ... --resume` on the run to add it)")
+        if self.target_policy is None:
+            raise ValueError("the support check needs the target policy: set model.target_policy")
+        obs = np.asarray(observations, np.float32)
+        if obs.ndim != 2:
+            raise ValueError(f"the support check needs observations (b, ds), got shape {obs.shape}")
+        return self.support.check(obs, np.asarray(self.target_policy(obs)))
 
     @property
     def has_kernels(self) -> bool:
@@ -682,11 +699,12 @@ def _load(run_dir: str | Path, method: str, loaded: dict[str, OperatorModel], re
     model = loaded[base] if reuse and base in loaded else OperatorModel.load(models, base)
     config = read_run_json(Path(run_dir) / "config.json")
     model.target_policy, model.horizon = config_policy(config), horizon
+    model.support = load_support(models)
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
         model.onestep = next((m.onestep for m in loaded.values() if m.onestep is not None), None)
     if horizon and model.onestep is None:
         for path in sorted(models.glob("*.npz")):
-            if path.name in (STRETCHES, BANK):
+            if path.name in (STRETCHES, BANK, SUPPORT):
                 continue
             with np.load(path) as z:
                 model.onestep = onestep_model.from_arrays({k: z[k] for k in z.files if k.startswith("onestep_")})
@@ -731,6 +749,27 @@ def load_stretches(directory: str | Path) -> Stretches | None:
     try:
         with np.load(path) as z:
             return Stretches({k[2:]: z[k] for k in z.files if k.startswith("f_")}, z["alive"])
+    except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
+        raise CheckpointError(f"{path} is corrupt or incomplete ({type(e).__name__}: {e}); "
+                              f"rerun the run's evaluation (--resume) to write it again") from None
+
+
+SUPPORT = "support.npz"   # a run's action-support check (``evaluation/support.py``), beside its models
+
+
+def save_support(support: ActionSupport, directory: str | Path) -> None:
+    """The run's action-support check beside its models (``load`` attaches it to every answer)."""
+    Path(directory).mkdir(parents=True, exist_ok=True)
+    support.save(Path(directory) / SUPPORT)
+
+
+def load_support(directory: str | Path) -> ActionSupport | None:
+    """The action-support check saved beside a run's models (None: a run made before it)."""
+    path = Path(directory) / SUPPORT
+    if not path.is_file():
+        return None
+    try:
+        return ActionSupport.load(path)
     except Exception as e:  # noqa: BLE001 - any decoding failure means a corrupt file
         raise CheckpointError(f"{path} is corrupt or incomplete ({type(e).__name__}: {e}); "
                               f"rerun the run's evaluation (--resume) to write it again") from None

@@ -37,6 +37,7 @@ from resolvent.algorithms.distil import DistilData, target_weights
 from resolvent.algorithms.expansion import Rollouts, along_q
 from resolvent.algorithms.horizon import find_stretches, point_spread
 from resolvent.data import KINDS
+from resolvent.evaluation.support import ActionSupport, build_support
 from resolvent.experiments.evaluate_config import (ABSORBING, AUTO_CANDIDATES, DEFAULT_METHODS, METHODS,
                                                    OPERATORS, PRESET_METHODS, PRESETS, REF_ACTIONS, TRUST,
                                                    EvaluateConfig, default_fqe, paper_fqe)
@@ -53,7 +54,7 @@ from resolvent.experiments.sources import (Rewards, Source, check_same_policy, d
                                            policy_fingerprint)
 from resolvent.experiments.trust import choose_method, train_oracle, with_bank, with_partners
 from resolvent.keys import name_id, named_key
-from resolvent.model import AUTO, OperatorModel, save_bank, save_stretches, split_method
+from resolvent.model import AUTO, OperatorModel, save_bank, save_stretches, save_support, split_method
 from resolvent.rewards import generic_rewards
 
 
@@ -354,10 +355,13 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
         check_same_policy(run, p.source.fingerprint)
         p.prior_stats.save(run.path / "prior.npz")     # derived from the data: rewritten, never trusted
         oracle = trust_truth(cfg, p, run) if cfg.trust_report else {}
+        support = data_support(cfg, p)
+        save_support(support, run.path / "models")   # derived from the data: rewritten, never trusted
         return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
                 "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
                 "reward_prior": cfg.prior.kind, "probes": p.sets["probe"].names,
                 "eval_points": {k: len(v) for k, v in p.points.items()},
+                "support": support_entry(support, p),
                 **({"heldout_rewards": p.sets["heldout"].names} if cfg.trust_report else {}),
                 **({"trust_oracle": oracle} if oracle else {}),
                 **({"policy_fingerprint": p.source.fingerprint} if p.source.fingerprint else {})}
@@ -382,6 +386,29 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                           plot_evaluate if plot else None, finish)
 
 
+def data_support(cfg: EvaluateConfig, p: Problem) -> ActionSupport:
+    """The run's action-support check (``evaluation/support.py``): a sample of the data's states and
+    actions, in the networks' state unit, its scales the data's own."""
+    ds = p.features["obs"].shape[1]
+    return build_support(p.features["obs"], p.features["action"], p.x_std[:ds], cfg.support,
+                         name_id(f"{cfg.seed}-support"))
+
+
+def support_entry(support: ActionSupport, p: Problem) -> dict:
+    """results.json's ``support``: the check's scales and threshold, and at each kind of evaluation
+    points rho = d_K / T (n_k,) and the points over it."""
+    ds = p.features["obs"].shape[1]
+    kinds = {}
+    for kind, raw in p.raw.items():
+        obs = np.asarray(raw[:, :ds], np.float32)
+        c = support.check(obs, np.asarray(p.source.policy(obs)))
+        kinds[kind] = {"relative": [round(float(v), 4) for v in c.relative],
+                       "unsupported": [int(i) for i in np.flatnonzero(c.unsupported)]}
+    return {"threshold": support.threshold, "median": support.unit, "action_spread": support.action_spread,
+            "ratio": support.ratio, "spread": support.spread, "neighbours": support.neighbours,
+            "sample": len(support.obs), "kinds": kinds}
+
+
 def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
     """The trust report's truth: per-reward FQE (one seed) on the held-out rewards, its answer at
     the trust points stored as their ``trust`` truth. Returns the oracle's own Bellman residual on
@@ -398,8 +425,8 @@ def trust_truth(cfg: EvaluateConfig, p: Problem, run: RunDir) -> dict:
 
 __all__ = ["ABSORBING", "AUTO_CANDIDATES", "DEFAULT_METHODS", "KINDS", "METHODS", "OPERATORS", "PREFIX", "PRESETS",
            "PRESET_METHODS", "REF_ACTIONS", "SETS", "TRUST", "EvaluateConfig", "Method", "Problem", "RewardSet",
-           "Rewards", "Source", "check_same_policy", "dataset_source", "default_fqe", "entry_of", "expansion_entries",
-           "family_source", "fqe_oracle", "inference_model", "make_method", "mean_entry", "metric_rows", "named_key",
-           "oracle_set", "paper_fqe", "policy_fingerprint", "policy_method", "prepare", "reference_features",
-           "reward_set", "run_evaluate", "run_fqe", "run_method", "save_predictions", "score", "sf_basis", "trust_gaps",
-           "trust_spread", "trust_truth"]
+           "Rewards", "Source", "check_same_policy", "data_support", "dataset_source", "default_fqe", "entry_of",
+           "expansion_entries", "family_source", "fqe_oracle", "inference_model", "make_method", "mean_entry",
+           "metric_rows", "named_key", "oracle_set", "paper_fqe", "policy_fingerprint", "policy_method", "prepare",
+           "reference_features", "reward_set", "run_evaluate", "run_fqe", "run_method", "save_predictions", "score",
+           "sf_basis", "support_entry", "trust_gaps", "trust_spread", "trust_truth"]

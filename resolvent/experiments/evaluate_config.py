@@ -20,6 +20,7 @@ from resolvent.config import from_dict, to_dict
 from resolvent.data import check_kind
 from resolvent.evaluation import PointsConfig
 from resolvent.evaluation.points import KINDS as POINT_KINDS
+from resolvent.evaluation.support import SupportConfig
 from resolvent.families import get_family
 from resolvent.operators import NETWORKS
 from resolvent.rewards import PriorConfig
@@ -129,6 +130,9 @@ class EvaluateConfig:
     #                                    after training, the tail of G_k for each k of horizons: new points without
     #                                    a K-step rollout (0: none; -1: 2048 states under auto, whose pick it may
     #                                    replace: trust.with_bank; else none)
+    support: SupportConfig = field(default_factory=SupportConfig)  # the action-support check saved with the run:
+    #                                    where pi's action is far from every action the data took near a point
+    #                                    (``resolvent q`` marks those points; results.json's ``support``)
 
     def __post_init__(self):
         if "auto" in self.methods:   # normalised here, so config.json holds the methods trained
@@ -232,14 +236,15 @@ class EvaluateConfig:
     def inert_fields(self) -> tuple[str, ...]:
         """Fields none of this run's methods reads: the one-step model, its expansions, their
         distillation and bank, without a method of the policy encoding (favor, fb, pi-attention);
-        the bank's, where its default gives none (no auto); auto's band, without auto. A sweep
+        the bank's, where its default gives none (no auto); auto's band, without auto; the
+        action-support check (a diagnostic of the answers, read by no method). A sweep
         counts two runs that differ only in these as the same run, so a default changed since does
         not orphan them."""
         policy = any(NETWORKS[m].encoding == "policy" for m in self.methods)
         no_bank = not self.auto and self.bank.points == AUTO_POINTS   # the default, resolved to none
         return ((() if policy else ("onestep", "horizons", "stretches", "distil", "bank"))
                 + (("bank",) if policy and no_bank else ())
-                + (() if self.auto else ("auto_tie",)))
+                + (() if self.auto else ("auto_tie",)) + ("support",))
 
     @classmethod
     def preset(cls, name: str, **overrides) -> "EvaluateConfig":

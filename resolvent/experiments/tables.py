@@ -80,3 +80,15 @@ def trust_lines(results: dict) -> list[str]:
     if "auto" in results:
         lines.append(f"auto: chose {results['auto']['chosen']}: {results['auto']['why']}")
     return lines
+
+
+def support_lines(results: dict) -> list[str]:
+    """The action-support check at each kind of evaluation points (results.json's ``support``):
+    how many points rest on actions the data never took near them."""
+    s = results.get("support")
+    if not s:
+        return []
+    counts = ", ".join(f"{kind} {len(k['unsupported'])}/{len(k['relative'])}" for kind, k in s["kinds"].items())
+    return [f"action support (points where pi's action is farther than {s['threshold']:.3g} from every action the "
+            f"data took at the {s['neighbours']} nearest data states: their answers are the least trusted, "
+            f"`resolvent q` marks them): {counts}"]
