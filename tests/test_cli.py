@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import jax.numpy as jnp
 import matplotlib.pyplot as plt
@@ -7,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
-from resolvent.cli import main
+from resolvent.cli import main, results_table
 
 TINY = ["--steps", "20", "--log-every", "10", "--checkpoint-every", "10", "--seeds", "1", "--m", "16"]
 
@@ -81,6 +82,43 @@ def test_q_for_any_reward_at_points_of_ones_own(run_dir, tmp_path):
                        ([f"{rewards}:upright", "--at", str(tmp_path / "keys.npz")], "must hold arrays 'observations'")):
         bad = runner.invoke(main, ["q", str(run_dir), "--reward", *args])
         assert bad.exit_code == 2 and said in bad.output, (args, bad.output)
+
+
+def test_the_action_support_check_marks_points_pi_takes_unseen_actions_at(run_dir, tmp_path):
+    """Every run saves the data's action-support check; results.json holds it at each kind of
+    points, the evaluate table counts them, ``q`` marks them and writes them with ``--out``, the
+    Python model answers the same; a run made before it answers without the column."""
+    full = json.loads((run_dir / "results.json").read_text())
+    res = full["support"]
+    counts = f"reset {len(res['kinds']['reset']['unsupported'])}/64"
+    assert "action support" in results_table(full) and counts in results_table(full)
+    assert set(res["kinds"]) >= {"reset", "trajectory", "dataset"} and res["threshold"] > 0
+    assert len(res["kinds"]["reset"]["relative"]) == 64
+    model = resolvent.load(run_dir)
+    support = model.support
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    np.testing.assert_allclose(model.check_support(obs).relative,
+                               support.check(obs, model.target_policy(obs)).relative, rtol=1e-6)
+    # a point whose pi action the data never took near it: far outside the data's actions
+    far = support.check(obs, np.full((2, 1), 50.0, np.float32))
+    assert far.unsupported.all() and "2 of 2 points (0, 1)" in far.summary()
+    out = tmp_path / "q.npz"
+    shown = CliRunner().invoke(main, ["q", str(run_dir), "--theta0", "0.7", "--points", "2", "--out", str(out)])
+    assert shown.exit_code == 0, shown.output
+    assert "support" in shown.output.splitlines()[1] and "support:" in shown.output
+    with np.load(out) as z:
+        np.testing.assert_allclose(z["support"], res["kinds"]["reset"]["relative"], atol=1e-4)
+        assert z["unsupported"].tolist() == [i in res["kinds"]["reset"]["unsupported"] for i in range(64)]
+    old = tmp_path / "old"
+    shutil.copytree(run_dir, old)
+    (old / "models" / "support.npz").unlink()
+    before = CliRunner().invoke(main, ["q", str(old), "--theta0", "0.7", "--points", "2"])
+    assert before.exit_code == 0, before.output
+    rows = [o.splitlines()[2:4] for o in (before.output, shown.output)]              # i, predicted, truth
+    assert "support" not in before.output and [[r.split()[:3] for r in rs] for rs in rows] == [
+        [r.split()[:3] for r in rows[1]]] * 2
+    with pytest.raises(ValueError, match="has no action-support check"):
+        resolvent.load(old).check_support(obs)
 
 
 def test_dataset_and_target():
