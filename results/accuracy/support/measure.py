@@ -93,7 +93,8 @@ def main() -> None:
             obs = np.asarray(points[kind].obs0, np.float32)
             check = support.check(obs, np.asarray(actor(obs)))
             bad = check.unsupported
-            err = point_error(z, pick, "test", kind)
+            rewards = "test" if f"{pick}|test|{kind}|truth" in z.files else "probe"   # a run that kept probes alone
+            err = point_error(z, pick, rewards, kind)
             rho = np.sort(check.relative[bad])[::-1][:5]
             if bad.any() and (~bad).any():
                 there = (f"{err[bad].sum() / err.sum():.2f} ({bad.mean():.3f}), "
@@ -103,7 +104,8 @@ def main() -> None:
             fqe = (f"{within(z, oracle, pick, kind, np.ones(len(bad), bool))} -> {within(z, oracle, pick, kind, ~bad)}"
                    if oracle is not None else "-")
             print(f"| {name} | {kind} | {bad.sum()}/{len(bad)} | {', '.join(f'{v:.2f}' for v in rho) or '-'} | "
-                  f"{np.median(check.relative):.2f} | {pick} | {there} | {fqe} |", flush=True)
+                  f"{np.median(check.relative):.2f} | {pick}{'' if rewards == 'test' else ' (probes)'} | {there} | "
+                  f"{fqe} |", flush=True)
             name = ""
         print(f"| | T = {check.threshold:.3g} (3 x m_K {support.unit:.3g}, 0.5 x s_A {support.action_spread:.3g}) "
               f"| | | | | | |", flush=True)
