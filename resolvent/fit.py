@@ -4,6 +4,7 @@
     model = resolvent.fit(dataset, policy, out="runs/mine", steps=20_000, seeds=1)   # method="auto"
     q = model.q_values(reward, observations, actions)        # any reward callable, zero-shot
     model = resolvent.load("runs/mine")    # the same model later: the one auto kept
+    model.check_support(observations).summary()   # which points pi takes actions the data never took near
 
 It is ``resolvent evaluate --data ID --policy MODULE:ATTR`` (the same runner, run directory,
 checkpoints, metrics, plot and resume): the operators train on the generic reward prior plus
