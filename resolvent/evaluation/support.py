@@ -106,12 +106,13 @@ class ActionSupport:
         """d_K (b,) at states ``obs`` (b, ds) of pi's actions ``pi_actions`` (b, da); ``exclude`` (b,):
         a sample row each point is not compared with (itself, when the points are the sample's)."""
         obs, pi_actions = self._points(obs, pi_actions)
-        z, q = self.obs / self.scale, obs / self.scale                        # (n, ds), (b, ds)
-        zz = (z.astype(np.float64) ** 2).sum(1)                                # (n,)
+        z = (self.obs / self.scale).astype(np.float64)                          # (n, ds)
+        q = (obs / self.scale).astype(np.float64)                               # (b, ds)
+        zz, zt = (z ** 2).sum(1), z.T                                           # (n,), (ds, n)
         out = np.empty(len(q))
         for s in range(0, len(q), BLOCK):
-            qb = q[s:s + BLOCK].astype(np.float64)                             # (c, ds)
-            dist = zz[None] - 2 * qb @ z.T.astype(np.float64)                  # (c, n) squared, less ||q||^2
+            qb = q[s:s + BLOCK]                                                 # (c, ds)
+            dist = zz[None] - 2 * qb @ zt                                       # (c, n) squared, less ||q||^2
             if exclude is not None:
                 dist[np.arange(len(qb)), exclude[s:s + BLOCK]] = np.inf
             near = np.argpartition(dist, self.neighbours - 1, axis=1)[:, :self.neighbours]   # (c, K)
