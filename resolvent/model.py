@@ -699,7 +699,8 @@ def _load(run_dir: str | Path, method: str, loaded: dict[str, OperatorModel], re
     model = loaded[base] if reuse and base in loaded else OperatorModel.load(models, base)
     config = read_run_json(Path(run_dir) / "config.json")
     model.target_policy, model.horizon = config_policy(config), horizon
-    model.support = load_support(models)
+    # the run's one check for all its answers: a mean's later members take the first's
+    model.support = next((m.support for m in loaded.values() if m.support is not None), None) or load_support(models)
     if horizon and model.onestep is None:   # the one-step model is the data's: any model of the run holding one
         model.onestep = next((m.onestep for m in loaded.values() if m.onestep is not None), None)
     if horizon and model.onestep is None:
