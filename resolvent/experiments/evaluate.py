@@ -355,7 +355,7 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
         check_same_policy(run, p.source.fingerprint)
         p.prior_stats.save(run.path / "prior.npz")     # derived from the data: rewritten, never trusted
         oracle = trust_truth(cfg, p, run) if cfg.trust_report else {}
-        support = data_support(cfg, p)
+        support = data_support(cfg, p.features["obs"], p.features["action"], p.x_std)
         save_support(support, run.path / "models")   # derived from the data: rewritten, never trusted
         return {"family": cfg.family, "dataset": cfg.dataset if cfg.data is None else cfg.data,
                 "task": "evaluate", "ground_truth": p.has_truth, "train_rewards": p.sets["train"].names,
@@ -386,12 +386,11 @@ def run_evaluate(cfg: EvaluateConfig, out: str | Path, resume: bool = False, plo
                           plot_evaluate if plot else None, finish)
 
 
-def data_support(cfg: EvaluateConfig, p: Problem) -> ActionSupport:
-    """The run's action-support check (``evaluation/support.py``): a sample of the data's states and
-    actions, in the networks' state unit, its scales the data's own."""
-    ds = p.features["obs"].shape[1]
-    return build_support(p.features["obs"], p.features["action"], p.x_std[:ds], cfg.support,
-                         name_id(f"{cfg.seed}-support"))
+def data_support(cfg: EvaluateConfig, obs: np.ndarray, actions: np.ndarray, x_std: np.ndarray) -> ActionSupport:
+    """The run's action-support check (``evaluation/support.py``): a sample of the data's states
+    ``obs`` (N, ds) and ``actions`` (N, da), in the networks' state unit (``x_std`` (ds + da,), the
+    state-action scale), its scales the data's own; the sample drawn from the run's seed."""
+    return build_support(obs, actions, x_std[:obs.shape[1]], cfg.support, name_id(f"{cfg.seed}-support"))
 
 
 def support_entry(support: ActionSupport, p: Problem) -> dict:

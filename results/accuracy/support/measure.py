@@ -23,13 +23,12 @@ from kauto_rule import TIE  # noqa: E402
 
 from resolvent.data.dataset import load_transitions  # noqa: E402
 from resolvent.evaluation.points import load_points  # noqa: E402
-from resolvent.evaluation.support import build_support  # noqa: E402
+from resolvent.experiments.evaluate import data_support  # noqa: E402
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig  # noqa: E402
 from resolvent.experiments.problem import input_stats  # noqa: E402
 from resolvent.experiments.rundir import RunDir  # noqa: E402
 from resolvent.experiments.trust import choose_method  # noqa: E402
 from resolvent.families import get_family  # noqa: E402
-from resolvent.keys import name_id  # noqa: E402
 from resolvent.model import split_method  # noqa: E402
 from resolvent.policies import load_target_policy  # noqa: E402
 from resolvent.policies.actor import policy_hash  # noqa: E402
@@ -44,6 +43,18 @@ RUNS = {   # a run with its answers committed -> the per-reward FQE oracle's run
     f"{R}/intervals/pa-medium-mean": None,
 }
 KINDS = ("reset", "trajectory", "dataset")
+
+
+def run_support(run: str):
+    """The run's support check as ``resolvent evaluate`` built it, its evaluation points (by kind)
+    and its target policy."""
+    cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
+    fam = get_family(cfg.family)
+    actor = load_target_policy(fam.name)
+    data = load_transitions(fam, cfg.dataset, cfg.data_seed, actor)
+    x_std = input_stats(np.concatenate([data["obs"], data["action"]], 1))[1]
+    support = data_support(cfg, data["obs"], data["action"], x_std)
+    return support, load_points(fam, actor, cfg.points_config(), policy_hash(actor), data), actor
 
 
 def pick_of(methods: dict) -> str:
@@ -75,15 +86,7 @@ def main() -> None:
           "share (chance), per point over elsewhere | probes within 1.5x of FQE: all points -> supported |")
     print("|---|---|---|---|---|---|---|---|")
     for run, oracle_run in RUNS.items():
-        cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
-        fam = get_family(cfg.family)
-        actor = load_target_policy(fam.name)
-        data = load_transitions(fam, cfg.dataset, cfg.data_seed, actor)
-        ds = data["obs"].shape[1]
-        x_std = input_stats(np.concatenate([data["obs"], data["action"]], 1))[1]
-        support = build_support(data["obs"], data["action"], x_std[:ds], cfg.support,
-                                name_id(f"{cfg.seed}-support"))
-        points = load_points(fam, actor, cfg.points_config(), policy_hash(actor), data)
+        support, points, actor = run_support(run)
         with open(f"{run}/results.json") as f:
             pick = pick_of(json.load(f)["methods"])
         z = np.load(f"{run}/predictions.npz")
