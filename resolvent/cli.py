@@ -365,12 +365,14 @@ def support_note(check) -> None:
               help="points rolled out: half where the candidates disagree most, half at random")
 @click.option("--seed", default=0, show_default=True, help="the random half's seed")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
-              help="write q (R, n), the chosen candidates, the points rolled out and their truth to this .npz")
+              help="write q (R, n), the chosen candidates, the points rolled out and their truth (and the "
+                   "action-support check's rho (n,), support) to this .npz")
 def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     """Each reward's Q with a few true rollouts: pi rolled out in the run's simulator from m of the
     points, half where the candidates' answers disagree most (answered by their rollouts) and half
     at random, where each reward's candidate for the other points is chosen
-    (resolvent/experiments/calibrate.py). An online step: the simulator must be settable to a state."""
+    (resolvent/experiments/calibrate.py); the points the run's action-support check marks are
+    named, with those of them rolled out. An online step: the simulator must be settable to a state."""
     import resolvent
     from resolvent.data.user import load_object
     from resolvent.experiments.calibrate import calibrate as choose_per_reward
@@ -399,7 +401,8 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
         c = choose_per_reward(run_dir, rewards, obs, act, m=m, seed=seed)
         if out is not None:
             atomic_savez(out, q=c.q, chosen=np.asarray(c.chosen), labelled=c.labelled, truth=c.truth,
-                         candidates=np.asarray(c.candidates))
+                         candidates=np.asarray(c.candidates),
+                         **({} if c.support is None else {"support": c.support.relative}))
     except EXPECTED as e:
         fail(str(e))
     half = m // 2
@@ -409,6 +412,12 @@ def calibrate(run_dir, rewards_ref, at, kind, m, seed, out):
     click.echo(f"{'reward':>24} {'chosen':>14} {'its RMSE at the random ones':>28}")
     for r, name in enumerate(rewards):
         click.echo(f"{name[:24]:>24} {c.chosen[r]:>14} {np.sqrt(c.errors[c.candidates.index(c.chosen[r]), r]):>28.4g}")
+    if c.support is not None and c.support.unsupported.any():
+        bad = np.flatnonzero(c.support.unsupported)
+        rolled = np.intersect1d(bad, c.labelled)
+        rest = len(bad) - len(rolled)
+        click.echo(f"support: {c.support.summary()}; {len(rolled)} of them rolled out (answered by their truth)"
+                   + (f", the answers at the other {rest} the least trusted" if rest else ""))
     if out is not None:
         click.echo(f"written to {out}")
 

@@ -2,9 +2,11 @@
 
 auto (``experiments/trust.py``) keeps one candidate per run, from signals built from the same
 transitions; on HalfCheetah-Vel replay's dataset states it is 2.2-3.0x the best candidate, the
-error held by six upside-down states that no such signal tells apart (results/README.md, the
-targets' table). With a simulator that can be set to the asked states, a few Monte-Carlo returns
-of pi there tell them apart. For C candidates' answers A (C, R, n) for R rewards at n points:
+error held by six upside-down states that none of auto's signals tells apart (results/README.md,
+the targets' table; the action-support check marks them, ``evaluation/support.py``, and
+``calibrate`` names them, ``Calibrated.support``). With a simulator that can be set to the asked
+states, a few Monte-Carlo returns of pi there tell them apart. For C candidates' answers A
+(C, R, n) for R rewards at n points:
 
     d_i = mean_r var_c (A[c, r, i] / sd_{c,j} A[c, r, j])       the candidates' disagreement at x_i
     E   = the m // 2 points of largest d_i                     (no truth needed to place them)
@@ -33,7 +35,12 @@ source of true returns can be given as ``truth``. It is an online step of an off
 where no simulator can be set to a state, it cannot be used. The bank's answers (``METHOD+bK+kk``)
 are not among the candidates: with them, on the saved answers of eight runs made with the bank, the
 geometric mean moves from 0.65 to 0.63 of the best candidate's MSE but the worst row from 1.10 to
-2.26, 84 rows of 90 within 1.1x against 90 (results/accuracy/few-rollouts/bank/).
+2.26, 84 rows of 90 within 1.1x against 90 (results/accuracy/few-rollouts/bank/). Placing the
+exact half at the points the action-support check marks first measured worse or the same: on
+HalfCheetah-Vel replay's 64 dataset states (6 marked) at m = 8 the set's MSE 0.77x -> 1.10x of the
+best candidate (test rewards), 0.70x -> 0.73x (probes); at 512 (68 marked) and at m = 16 the same
+(results/accuracy/support/calibrate-first.md): where the candidates disagree most is where the
+error is, and it already holds most of the marked points that matter.
 """
 from __future__ import annotations
 
@@ -46,10 +53,11 @@ import numpy as np
 from resolvent.data.user import load_dataset, named_rewards
 from resolvent.evaluation.ground_truth import horizon, roll_out
 from resolvent.evaluation.points import restored
+from resolvent.evaluation.support import SupportCheck
 from resolvent.experiments.evaluate_config import AUTO_CANDIDATES, EvaluateConfig
 from resolvent.experiments.rundir import RunDir
 from resolvent.families import get_family
-from resolvent.model import AUTO, OperatorModel, Reward, horizon_rank, load, run_policy, split_method
+from resolvent.model import AUTO, OperatorModel, Reward, horizon_rank, load, load_support, run_policy, split_method
 from resolvent.restore import restore_for, unknown_restore
 
 Truth = Callable[[Mapping[str, Reward], np.ndarray, np.ndarray], np.ndarray]
@@ -69,6 +77,7 @@ class Calibrated:
     #                                most, then m - m // 2 at random among the others
     truth: np.ndarray              # (R, m) the true Q there
     errors: np.ndarray             # (C, R) each candidate's mean squared error at the random ones
+    support: SupportCheck | None   # the run's action-support check at the n points (None: a run made before it)
 
 
 def disagreement(answers: np.ndarray) -> np.ndarray:
@@ -184,6 +193,20 @@ def simulator_truth(run_dir: str | Path, policy: Callable | None = None) -> Trut
     return truth
 
 
+def point_support(run_dir: str | Path, observations: np.ndarray, policy: Callable | None = None) -> SupportCheck | None:
+    """The run's action-support check (``models/support.npz``, ``evaluation/support.py``) of pi's
+    action (the run's target, or ``policy``) at the states ``observations`` (n, ds); None for a run
+    made before the check, or one whose policy was given in Python and not passed. Reported, not
+    used to place the rollouts: placing the unsupported points first measured worse than
+    disagreement alone (results/accuracy/support/calibrate-first.md)."""
+    support = load_support(Path(run_dir) / "models")
+    actor = policy if policy is not None else run_policy(run_dir)
+    if support is None or actor is None:
+        return None
+    obs = np.asarray(observations, np.float32)
+    return support.check(obs, np.asarray(actor(obs)))
+
+
 def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, actions, m: int = 8,
               candidates: Sequence[str] | None = None, policy: Callable | None = None,
               truth: Truth | None = None, seed: int = 0) -> Calibrated:
@@ -211,4 +234,5 @@ def calibrate(run_dir: str | Path, rewards: Mapping[str, Reward], observations, 
         raise ValueError(f"the truth must be finite, one row per reward and one column per point rolled out "
                          f"{(len(named), len(lab))}, got shape {true_q.shape}")
     q, picked, errors = combine(answers, true_q, exact, at_random, candidates)
-    return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors)
+    return Calibrated(q, tuple(candidates[c] for c in picked), candidates, answers, lab, true_q, errors,
+                      point_support(run_dir, obs, policy))

@@ -1,14 +1,19 @@
 """calibrate: a few true rollouts, where the candidates disagree most (answered by their truth) and at random."""
+import dataclasses
+import shutil
+
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
+import resolvent
 from resolvent.algorithms.onestep import OneStepConfig
 from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.calibrate import (calibrate, choose, disagreement, labelled_points, run_candidates,
                                              simulator_truth)
 from resolvent.experiments.sources import answered_rewards, family_source
+from resolvent.model import load_support, save_support
 
 TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
@@ -80,6 +85,8 @@ def test_calibrate_rolls_out_the_simulator_where_the_candidates_disagree(tiny_ru
     assert c.candidates == run_candidates(run) and {"favor", "fb", "favor+k3", "fb+k3"} <= set(c.candidates)
     assert c.answers.shape == (len(c.candidates), len(rewards), len(gt.obs0))
     np.testing.assert_array_equal(c.labelled, np.concatenate(labelled_points(c.answers, 4)))
+    np.testing.assert_array_equal(c.support.relative,                             # the run's check, pi's actions
+                                  resolvent.load(run, "favor").check_support(gt.obs0).relative)
     ref = np.stack([gt.q(r) for r in rewards.values()])                           # (R, n)
     np.testing.assert_allclose(c.truth, ref[:, c.labelled], rtol=1e-4, atol=1e-3)
     np.testing.assert_array_equal(c.q[:, c.labelled], c.truth)
@@ -130,6 +137,7 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     with np.load(out) as z:
         np.testing.assert_allclose(z["q"], c.q, rtol=1e-5)
         assert tuple(z["chosen"]) == c.chosen and list(z["labelled"]) == list(c.labelled)
+        np.testing.assert_allclose(z["support"], c.support.relative)
     assert "pi rolled out from 3 of them" in res.output
     points, rewards = tmp_path / "points.npz", tmp_path / "rewards.py"
     np.savez(points, observations=gt.obs0[:4], actions=gt.action0[:4])
@@ -139,3 +147,27 @@ def test_the_command_line_calibrates_a_family_run(tiny_run, tmp_path):
     assert "effort" in res.output
     bad = CliRunner().invoke(main, ["calibrate", str(run), "--rewards", f"{rewards}:NOPE"])
     assert bad.exit_code == 2 and "has no attribute 'NOPE'" in bad.output
+
+
+def test_calibrate_names_the_points_the_support_check_marks(tiny_run, tmp_path):
+    """A copy of the run whose saved check holds the data's actions moved by 10 (pi's action far
+    from every one at every point): calibrate reports every point unsupported and how many of them
+    it rolled out, placing its rollouts as before (by disagreement, then at random)."""
+    run, src = tiny_run
+    far = tmp_path / "run"
+    shutil.copytree(run, far)
+    support = load_support(far / "models")
+    save_support(dataclasses.replace(support, actions=support.actions + 10.0), far / "models")
+    gt = src.points["dataset"]
+    rewards = dict(src.rewards["test"][:1])
+    c, before = (calibrate(r, rewards, gt.obs0, gt.action0, m=3) for r in (far, run))
+    assert c.support.unsupported.all() and not before.support.unsupported.any()
+    np.testing.assert_array_equal(c.labelled, before.labelled)
+    res = CliRunner().invoke(main, ["calibrate", str(far), "-m", "3"])
+    assert res.exit_code == 0, res.output
+    n = len(gt.obs0)
+    assert f"support: {n} of {n} points" in res.output
+    assert (f"3 of them rolled out (answered by their truth), the answers at the other {n - 3} the least trusted"
+            in res.output)
+    quiet = CliRunner().invoke(main, ["calibrate", str(run), "-m", "3"])
+    assert quiet.exit_code == 0 and "support:" not in quiet.output                  # none marked: no line
