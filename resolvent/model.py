@@ -30,7 +30,7 @@ import numpy as np
 from resolvent.algorithms import bcq, dqn
 from resolvent.algorithms import onestep as onestep_model
 from resolvent.algorithms.bank import Bank, BankConfig
-from resolvent.algorithms.expansion import Expansion, Rollouts, Until, expand, expanded_q
+from resolvent.algorithms.expansion import Dynamics, Expansion, Rollouts, Until, expand, expanded_q
 from resolvent.algorithms.horizon import Stretches, choose, model_errors, point_spread, validate
 from resolvent.algorithms.sf import ridge_weights
 from resolvent.blocks import in_blocks
@@ -299,7 +299,14 @@ class OperatorModel:
         kept in ``rollouts``: a shorter horizon is its prefix. Models given one ``Rollouts`` (with
         the same one-step model and policy) share it."""
         self._check_rollout()
-        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon, self._until())
+        return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon, self._until(),
+                                 self.dynamics())
+
+    def dynamics(self) -> Dynamics | None:
+        """The actions the expansions' one-step model steps at: where the run's support check says so
+        (``SupportConfig.dynamics``, saved with it), the data's nearest action at the states where pi's
+        is unsupported (``ActionSupport.supported``), the rewards still reading pi's; else pi's own (None)."""
+        return self.support.supported if self.support is not None and self.support.dynamics else None
 
     def _until(self) -> Until | None:
         """Where each point's rollout stops: where the bank reaches (``BankConfig.reach``), else
@@ -395,7 +402,7 @@ class OperatorModel:
         for part in parts:
             obs, act = observations[part], actions[part]
             ex = expand(self.onestep, self.target_policy, obs, act, max(candidates), self._until(),
-                        self.rollouts.buffers)
+                        self.rollouts.buffers, self.dynamics())
             if self.spread_checks() and len(candidates) > 1:
                 spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:

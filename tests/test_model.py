@@ -1,5 +1,6 @@
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import jax.numpy as jnp
@@ -249,6 +250,28 @@ def test_expansion_through_the_model(policy_run, run_dir):
         model.q_values(height, obs + 1, act, horizon=2)
     with pytest.raises(ValueError, match="has no one-step model"):
         resolvent.load(run_dir, method="attention").q_values(height, obs, act, horizon=2)
+
+
+def test_supported_dynamics_step_the_model_at_the_datas_actions_where_pis_are_unsupported(policy_run):
+    """A run's check with ``dynamics`` on: where it marks no step (a threshold past every
+    distance) the answers are the plain ones to the bit; with the check's actions moved far from
+    pi's (every step marked) the model steps at the data's actions, the states change and every
+    step still holds pi's action at its own state."""
+    plain = resolvent.load(policy_run, "favor+k10")
+    obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
+    act = np.array([[0.0], [1.0]], np.float32)
+    height = lambda f: f["obs"][:, 0]  # noqa: E731
+    q = plain.q_values(height, obs, act)
+    wide = resolvent.load(policy_run, "favor+k10")
+    wide.support = replace(wide.support, ratio=1e9, dynamics=True)
+    assert wide.dynamics() is not None and plain.dynamics() is None
+    np.testing.assert_array_equal(wide.q_values(height, obs, act), q)
+    far = resolvent.load(policy_run, "favor+k10")
+    far.support = replace(far.support, actions=far.support.actions + 10.0, dynamics=True)
+    moved = far.expansion(obs, act, 10)
+    assert not np.allclose(moved.steps["obs"][5], plain.expansion(obs, act, 10).steps["obs"][5])
+    np.testing.assert_allclose(moved.steps["action"][5], plain.target_policy(moved.steps["obs"][5]), atol=1e-5)
+    assert not np.allclose(far.q_values(height, obs, act), q)
 
 
 def test_expansions_are_scored_and_loaded_by_name(policy_run):

@@ -66,6 +66,8 @@ from resolvent.blocks import on_cpu
 from resolvent.rewards import probes
 
 Policy = Callable[[np.ndarray], np.ndarray]      # observations (n, ds) -> actions (n, da)
+Dynamics = Callable[[np.ndarray, np.ndarray], np.ndarray]   # (states (b, ds), actions (b, da)) -> the actions
+#                                                             (b, da) the one-step model steps at (``rollout``)
 STATES = ("obs", "next_obs")                     # a rollout's states, kept once (``rollout``)
 PROGRESS_ROWS = 2 ** 22                          # a rollout of k E n >= this many model steps shows a progress bar
 ROLLOUT_BYTES = 2 ** 31   # the most one rollout kept for further rewards may hold (``Rollouts``): 400 steps of
@@ -525,7 +527,8 @@ def allocate(buffers: Buffers | None, shape: tuple, dtype, fill: float | None = 
 @small_pages()
 def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
             until: Until | None = None, cycle: float = 0.0, close: bool = False,
-            buffers: Buffers | None = None, noise: float = 0.0, copies: int = 1) -> Expansion:
+            buffers: Buffers | None = None, noise: float = 0.0, copies: int = 1,
+            dynamics: Dynamics | None = None) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
     choosing every later action from the model's own state, every member of an ensemble on its
     own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
@@ -571,7 +574,14 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     The copies are members of their own: the Expansion has E R members at the n points (member
     e's copy r at rows [(e R + r) n, (e R + r + 1) n)), each copy keeping its ``keep`` members
     closest to the others of that copy, weighed 1/R, so an answer is the mean over the copies of
-    the exact rollout's answer: linear, monotone and constant-exact as it is."""
+    the exact rollout's answer: linear, monotone and constant-exact as it is.
+
+    ``dynamics``: the action the model steps at, a function of each row's state and action
+    (every step's, the query's own first): where pi's action at a state is one the data never took
+    near it, the model guesses what it does (``evaluation/support.py``), and ``dynamics`` can step it
+    at one the data took there instead (``ActionSupport.supported``). The step's quantities are held
+    at the rollout's own action all the same (its ``action``, the model's exact action terms), so
+    every reward reads pi's: only the states visited change, and every property above holds."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     if not len(obs):
@@ -621,7 +631,10 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             real = (np.arange(e)[:, None] * n + live).reshape(-1)                  # (E n',)
             got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)   # real rows of the padded
             pts = live
-        x = {k: v[got] for k, v in jax.device_get(rollout_step(model, s[rows], a[rows])).items()}   # one copy back
+        here, act = s[rows], a[rows]
+        stepped = rollout_step(model, here, act) if dynamics is None else rollout_step(
+            model, here, np.asarray(dynamics(here, act), np.float32), act)          # pi's action held, another stepped
+        x = {k: v[got] for k, v in jax.device_get(stepped).items()}                   # one copy back
         if t == 1:
             steps = {key: allocate(buffers, (horizon, len(s), *v.shape[1:]), v.dtype, 0) for key, v in x.items()
                      if key not in STATES}
@@ -819,12 +832,13 @@ def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -
 
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
-           until: Until | None = None, buffers: Buffers | None = None) -> Expansion:
+           until: Until | None = None, buffers: Buffers | None = None, dynamics: Dynamics | None = None) -> Expansion:
     """The expansion's rollout: ``rollout`` with pi acting after the first step, a point in a
     cycle of the closed loop repeating it (``model.cycle``) and, with ``model.close``, answered by
-    it kept up forever (``Expansion.closure``); its arrays on ``buffers`` where given."""
+    it kept up forever (``Expansion.closure``); its arrays on ``buffers`` where given, the model
+    stepped at ``dynamics``' actions where given."""
     return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle, model.close, buffers,
-                   model.noise, model.copies)
+                   model.noise, model.copies, dynamics)
 
 
 class Rollouts:
@@ -843,14 +857,14 @@ class Rollouts:
         self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
 
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
-            horizon: int, until: Until | None = None) -> Expansion:
+            horizon: int, until: Until | None = None, dynamics: Dynamics | None = None) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
         tag = (id(model.params), model.keep, model.cycle, model.noise, model.copies, model.noise_cap,
-               id(model.terminal), id(policy), until, obs.shape, action.shape, hash(obs.tobytes()),
+               id(model.terminal), id(policy), until, dynamics, obs.shape, action.shape, hash(obs.tobytes()),
                hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
-            self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers))
+            self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers, dynamics))
         ex = self._last[1]
         return (ex if ex.close == model.close else replace(ex, close=model.close)).prefix(horizon)   # the same rollout
 

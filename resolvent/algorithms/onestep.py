@@ -366,23 +366,27 @@ def predict(model: OneStepModel, obs, action) -> dict:
     return transition(model, obs, action, member_predictions(model, obs, action).mean(0))
 
 
-def rollout_step(model: OneStepModel, obs, action) -> dict:
+def rollout_step(model: OneStepModel, obs, action, scored=None) -> dict:
     """Every member's transition from its own state: obs (E n, ds), action (E n, da), member e's
-    rows at [e n, (e + 1) n); the transition dict (E n rows). Compiled whole, once per model and
-    number of rows (``STEPS``), with its parameters put on the device once (a model loaded from
-    disk holds numpy arrays, which every call would copy to an accelerator again), but for a
-    ``split`` model, whose termination rule is the user's Python, checked as it is asked."""
+    rows at [e n, (e + 1) n); the transition dict (E n rows). ``scored`` (E n, da): the action the
+    transition holds and its exact action terms are computed at, where the model steps at another
+    (``action``: the rollout's supported dynamics, ``expansion.rollout``); None: ``action``.
+    Compiled whole, once per model and number of rows (``STEPS``), with its parameters put on the
+    device once (a model loaded from disk holds numpy arrays, which every call would copy to an
+    accelerator again), but for a ``split`` model, whose termination rule is the user's Python,
+    checked as it is asked."""
     obs, action = jnp.asarray(obs, jnp.float32), jnp.asarray(action, jnp.float32)
+    scored = action if scored is None else jnp.asarray(scored, jnp.float32)
     if model.split:
-        return member_step(model, obs, action)
+        return member_step(model, obs, action, scored)
     held = next((entry for entry in STEPS if entry[0] is model), None)
     if held is None:
-        held = (model, jax.jit(lambda params, o, a: member_step(model._replace(params=params), o, a)),
+        held = (model, jax.jit(lambda params, o, a, c: member_step(model._replace(params=params), o, a, c)),
                 jax.device_put(model.params))
         STEPS.insert(0, held)
         del STEPS[STEPS_KEPT:]
     _, step, params = held
-    return step(params, obs, action)
+    return step(params, obs, action, scored)
 
 
 STEPS: list = []    # [(model, its compiled step, its parameters on the device)], the last used first: a model
@@ -390,13 +394,13 @@ STEPS: list = []    # [(model, its compiled step, its parameters on the device)]
 STEPS_KEPT = 4      # the models whose compiled steps are kept
 
 
-def member_step(model: OneStepModel, obs: jax.Array, action: jax.Array) -> dict:
+def member_step(model: OneStepModel, obs: jax.Array, action: jax.Array, scored: jax.Array | None = None) -> dict:
     """``rollout_step``'s computation: every member's normalised prediction at its own rows, then
-    the transition they make."""
+    the transition they make, held at ``scored`` (default: ``action``)."""
     x = (jnp.concatenate([obs, action], -1) - model.x_mean) / model.x_std   # (E n, dx)
     e = model.members
     y = _apply(model.hidden, model.params, x.reshape(e, -1, x.shape[-1]), "own" if e > 1 else "single")  # (E, n, dy)
-    return transition(model, obs, action, y.reshape(-1, y.shape[-1]))
+    return transition(model, obs, action if scored is None else scored, y.reshape(-1, y.shape[-1]))
 
 
 def transition(model: OneStepModel, obs, action, y) -> dict:

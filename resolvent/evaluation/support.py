@@ -50,6 +50,8 @@ class SupportConfig:
     #                            and pairs of the data's actions whose distances' median is s_A
     ratio: float = 3.0         # a point is unsupported where d_K exceeds this many times that median
     spread: float = 0.5        # ... and this fraction of the median distance between two of the data's actions
+    dynamics: bool = False     # the expansions' one-step model stepped, where pi's action is unsupported, at the
+    #                            data's action nearest it there (``ActionSupport.supported``; the rewards read pi's)
 
     def __post_init__(self):
         for name in ("sample", "neighbours", "calibration"):
@@ -96,6 +98,7 @@ class ActionSupport:
     neighbours: int           # K
     ratio: float              # T = max(ratio * m_K, spread * s_A): m_K's factor
     spread: float             # s_A's factor
+    dynamics: bool = False    # the expansions step the one-step model at ``supported``'s actions
 
     @property
     def threshold(self) -> float:
@@ -105,20 +108,35 @@ class ActionSupport:
     def distances(self, obs, pi_actions, exclude: np.ndarray | None = None) -> np.ndarray:
         """d_K (b,) at states ``obs`` (b, ds) of pi's actions ``pi_actions`` (b, da); ``exclude`` (b,):
         a sample row each point is not compared with (itself, when the points are the sample's)."""
-        obs, pi_actions = self._points(obs, pi_actions)
+        return self._nearest(*self._points(obs, pi_actions), exclude)[0]
+
+    def supported(self, obs, actions) -> np.ndarray:
+        """The actions (b, da) at states ``obs`` (b, ds), each unsupported one (d_K > T) replaced by
+        the action the data took at the K nearest data states that is nearest to it; the others
+        as they are. The expansions' one-step model steps at these with ``dynamics`` (a per-reward
+        FQE bootstraps from the data's own next states: the model's analogue)."""
+        obs, actions = self._points(obs, actions, "rollout's")
+        d, nearest = self._nearest(obs, actions)
+        return np.where((d > self.threshold)[:, None], nearest, actions)
+
+    def _nearest(self, obs: np.ndarray, pi_actions: np.ndarray,
+                 exclude: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """d_K (b,) and the data's action (b, da) it is the distance to."""
         z = (self.obs / self.scale).astype(np.float64)                          # (n, ds)
         q = (obs / self.scale).astype(np.float64)                               # (b, ds)
         zz, zt = (z ** 2).sum(1), z.T                                           # (n,), (ds, n)
-        out = np.empty(len(q))
+        out, at = np.empty(len(q)), np.empty_like(pi_actions)
         for s in range(0, len(q), BLOCK):
             qb = q[s:s + BLOCK]                                                 # (c, ds)
             dist = zz[None] - 2 * qb @ zt                                       # (c, n) squared, less ||q||^2
             if exclude is not None:
                 dist[np.arange(len(qb)), exclude[s:s + BLOCK]] = np.inf
             near = np.argpartition(dist, self.neighbours - 1, axis=1)[:, :self.neighbours]   # (c, K)
-            gap = self.actions[near] - pi_actions[s:s + BLOCK, None]           # (c, K, da)
-            out[s:s + BLOCK] = np.sqrt((gap.astype(np.float64) ** 2).sum(2)).min(1)
-        return out
+            taken = self.actions[near]                                          # (c, K, da)
+            gap = np.sqrt(((taken - pi_actions[s:s + BLOCK, None]).astype(np.float64) ** 2).sum(2))   # (c, K)
+            j = gap.argmin(1)                                                   # (c,)
+            out[s:s + BLOCK], at[s:s + BLOCK] = gap[np.arange(len(j)), j], taken[np.arange(len(j)), j]
+        return out, at
 
     def check(self, obs, pi_actions) -> SupportCheck:
         """The check at states ``obs`` (b, ds) with pi's actions there (b, da)."""
@@ -126,7 +144,7 @@ class ActionSupport:
         rel = d / self.threshold
         return SupportCheck(d, rel, rel > 1, self.threshold, self.neighbours)
 
-    def _points(self, obs, pi_actions) -> tuple[np.ndarray, np.ndarray]:
+    def _points(self, obs, pi_actions, whose: str = "target policy's") -> tuple[np.ndarray, np.ndarray]:
         obs, pi_actions = np.asarray(obs, np.float32), np.asarray(pi_actions, np.float32)
         ds, da = self.obs.shape[1], self.actions.shape[1]
         if obs.ndim != 2 or obs.shape[1] != ds:
@@ -134,7 +152,7 @@ class ActionSupport:
         if pi_actions.shape != (len(obs), da):
             raise ValueError(f"the support check needs the target policy's actions ({len(obs)}, {da}) at the "
                              f"points, got shape {pi_actions.shape}")
-        for name, v in (("observations", obs), ("target policy's actions", pi_actions)):
+        for name, v in (("observations", obs), (f"{whose} actions", pi_actions)):
             if not np.isfinite(v).all():
                 raise ValueError(f"the support check's {name} are not all finite")
         return obs, pi_actions
@@ -142,14 +160,15 @@ class ActionSupport:
     def save(self, path: str | Path) -> None:
         atomic_savez(path, obs=self.obs, actions=self.actions, scale=self.scale, unit=self.unit,
                      action_spread=self.action_spread, neighbours=self.neighbours, ratio=self.ratio,
-                     spread=self.spread)
+                     spread=self.spread, dynamics=self.dynamics)
 
     @classmethod
     def load(cls, path: str | Path) -> "ActionSupport":
         """From ``save``'s file; a damaged one raises (the caller names it)."""
         with np.load(path) as z:
             return cls(z["obs"], z["actions"], z["scale"], float(z["unit"]), float(z["action_spread"]),
-                       int(z["neighbours"]), float(z["ratio"]), float(z["spread"]))
+                       int(z["neighbours"]), float(z["ratio"]), float(z["spread"]),
+                       bool(z["dynamics"]) if "dynamics" in z.files else False)   # saved before it: off
 
 
 def build_support(obs, actions, scale, config: SupportConfig, seed: int) -> ActionSupport:
@@ -171,4 +190,4 @@ def build_support(obs, actions, scale, config: SupportConfig, seed: int) -> Acti
     i, j = rng.choice(len(rows), (2, config.calibration))                                      # (c,) pairs
     s_a = float(np.median(np.linalg.norm(draft.actions[i] - draft.actions[j], axis=1)))
     return ActionSupport(draft.obs, draft.actions, scale, float(np.median(d)), s_a, config.neighbours,
-                         config.ratio, config.spread)
+                         config.ratio, config.spread, config.dynamics)

@@ -19,7 +19,7 @@ from resolvent.experiments.rundir import RunDir
 from resolvent.experiments.sources import Rewards, Source, config_source
 from resolvent.experiments.trust import heldout_rewards, trust_indices
 from resolvent.keys import named_key
-from resolvent.model import OperatorModel
+from resolvent.model import OperatorModel, load_support
 from resolvent.operators import NETWORKS
 from resolvent.rewards import PriorStats, reward_inputs
 from resolvent.rewards.probes import evaluate_reward, reads
@@ -126,6 +126,7 @@ class Problem:
         model = OperatorModel.load(models, name)
         model.onestep, model.target_policy = self.pi.model, self.source.policy
         model.rollouts = Rollouts() if rollouts is None else rollouts
+        model.support = load_support(models)      # the run's check: its expansions' supported dynamics, if asked
         return model
 
 

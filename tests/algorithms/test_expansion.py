@@ -50,6 +50,25 @@ def test_rollout_and_answer_are_exact(k):
     np.testing.assert_allclose(q, want, rtol=1e-5, atol=1e-5)
 
 
+def test_the_model_steps_at_the_dynamics_actions_and_every_reward_reads_the_rollouts_own():
+    """``dynamics`` changes the action the one-step model steps at, not the one the step holds:
+    with s_{t+1} = s_t + a_t and dynamics a -> 0 the states stay where they started while every
+    step's action is still the query's, then pi's; the identity is the plain rollout."""
+    obs, act = OBS[:, :1], ACT
+    pi = lambda s: -2 * s  # noqa: E731
+    still = expand(action_model([[0.0]]), pi, obs, act, 3, dynamics=lambda s, a: np.zeros_like(a))
+    for t in range(3):
+        np.testing.assert_allclose(still.steps["obs"][t], obs)
+    np.testing.assert_allclose(still.steps["action"][0], act)
+    np.testing.assert_allclose(still.steps["action"][2], pi(obs))
+    effort = lambda f: -f["action"][:, 0] ** 2  # noqa: E731
+    q = expanded_q(still, effort, lambda s, a: np.zeros((1, len(s))), GAMMA)
+    np.testing.assert_allclose(q[0], -act[:, 0] ** 2 - (GAMMA + GAMMA ** 2) * pi(obs)[:, 0] ** 2, rtol=1e-5)
+    plain = expand(action_model([[0.0]]), pi, obs, act, 3)
+    same = expand(action_model([[0.0]]), pi, obs, act, 3, dynamics=lambda s, a: a)
+    assert_same_rollout(same, plain)
+
+
 def test_termination_discounts_the_rest():
     e = expand(drift_model(np.zeros(2, np.float32), terminated=0.25), policy, OBS, ACT, 3)
     np.testing.assert_allclose(e.alive[:, 0], [1, 0.75, 0.75 ** 2, 0.75 ** 3], rtol=1e-6)

@@ -81,6 +81,34 @@ def test_same_seed_same_check_and_save_load(tmp_path):
         load_support(tmp_path / "models")
 
 
+def test_supported_actions_replace_the_unsupported_by_the_datas_nearest():
+    """``supported``: an action within T of the data's is kept as it is; one farther becomes the
+    action the data took at the K nearest states that is nearest to it."""
+    s3 = line_support(k=3)                   # T = 0.3; at state 2.2 the data took 0.1, 0.2 and 0.3
+    got = s3.supported([[2.2], [2.2], [2.2], [8.0]], [[0.5], [0.9], [-0.6], [0.75]])
+    np.testing.assert_allclose(got, [[0.5], [0.3], [0.1], [0.75]], atol=1e-6)   # 0.2 away: kept; 0.6, 0.7: moved
+    obs, act = behaviour_data()
+    s = build_support(obs, act, obs.std(0), SupportConfig(sample=2000, neighbours=20, calibration=256), 0)
+    q = np.array([[-0.6, 0.0], [0.7, 0.2]], np.float32)
+    moved = s.supported(q, right(q))
+    assert moved[0, 0] < -0.5 and moved[1, 0] == 1.0      # the left-pushing behaviour's action; pi's own kept
+    assert not s.check(q, moved).unsupported.any()
+    with pytest.raises(ValueError, match="rollout's actions are not all finite"):
+        s.supported(q, np.full((2, 1), np.nan, np.float32))
+
+
+def test_the_dynamics_switch_is_saved_with_the_check_and_off_in_files_before_it(tmp_path):
+    obs, act = behaviour_data()
+    cfg = SupportConfig(sample=1000, neighbours=10, calibration=128, dynamics=True)
+    save_support(build_support(obs, act, obs.std(0), cfg, 3), tmp_path / "models")
+    assert load_support(tmp_path / "models").dynamics
+    path = tmp_path / "models" / "support.npz"
+    with np.load(path) as z:
+        old = {k: z[k] for k in z.files if k != "dynamics"}
+    np.savez(path, **old)
+    assert not load_support(tmp_path / "models").dynamics
+
+
 @pytest.mark.parametrize("kwargs, said", [
     ({"neighbours": 0}, "support.neighbours must be an integer >= 1"),
     ({"sample": 10, "neighbours": 10}, "must be below support.sample"),
