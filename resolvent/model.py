@@ -300,13 +300,18 @@ class OperatorModel:
         the same one-step model and policy) share it."""
         self._check_rollout()
         return self.rollouts.get(self.onestep, self.target_policy, observations, actions, horizon, self._until(),
-                                 self.dynamics())
+                                 *self.dynamics(observations))
 
-    def dynamics(self) -> Dynamics | None:
-        """The actions the expansions' one-step model steps at: where the run's support check says so
-        (``SupportConfig.dynamics``, saved with it), the data's nearest action at the states where pi's
-        is unsupported (``ActionSupport.supported``), the rewards still reading pi's; else pi's own (None)."""
-        return self.support.supported if self.support is not None and self.support.dynamics else None
+    def dynamics(self, observations) -> tuple[Dynamics | None, np.ndarray | None]:
+        """How the expansions' one-step model steps from the points ``observations`` (n, ds): where the
+        run's support check asks for it (``SupportConfig.dynamics``, saved with it), the points whose
+        own pi(s) is unsupported are rolled out at the data's nearest actions (``ActionSupport.supported``,
+        the rewards still reading pi's), returned with their mask (n,); else (None, None), pi's own."""
+        if self.support is None or not self.support.dynamics or self.target_policy is None or not len(observations):
+            return None, None
+        obs = np.asarray(observations, np.float32)
+        steer = self.support.check(obs, np.asarray(self.target_policy(obs))).unsupported
+        return (self.support.supported, steer) if steer.any() else (None, None)
 
     def _until(self) -> Until | None:
         """Where each point's rollout stops: where the bank reaches (``BankConfig.reach``), else
@@ -402,7 +407,7 @@ class OperatorModel:
         for part in parts:
             obs, act = observations[part], actions[part]
             ex = expand(self.onestep, self.target_policy, obs, act, max(candidates), self._until(),
-                        self.rollouts.buffers, self.dynamics())
+                        self.rollouts.buffers, *self.dynamics(obs))
             if self.spread_checks() and len(candidates) > 1:
                 spread[:, part] = point_spread(ex, reward, candidates, self.gamma)
             if answer:

@@ -253,9 +253,9 @@ def test_expansion_through_the_model(policy_run, run_dir):
 
 
 def test_supported_dynamics_step_the_model_at_the_datas_actions_where_pis_are_unsupported(policy_run):
-    """A run's check with ``dynamics`` on: where it marks no step (a threshold past every
+    """A run's check with ``dynamics`` on: where it marks no point (a threshold past every
     distance) the answers are the plain ones to the bit; with the check's actions moved far from
-    pi's (every step marked) the model steps at the data's actions, the states change and every
+    pi's (every point marked) the model steps at the data's actions, the states change and every
     step still holds pi's action at its own state."""
     plain = resolvent.load(policy_run, "favor+k10")
     obs = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.5]], np.float32)
@@ -264,10 +264,11 @@ def test_supported_dynamics_step_the_model_at_the_datas_actions_where_pis_are_un
     q = plain.q_values(height, obs, act)
     wide = resolvent.load(policy_run, "favor+k10")
     wide.support = replace(wide.support, ratio=1e9, dynamics=True)
-    assert wide.dynamics() is not None and plain.dynamics() is None
+    assert wide.dynamics(obs) == (None, None) == plain.dynamics(obs)     # no point unsupported: pi's own
     np.testing.assert_array_equal(wide.q_values(height, obs, act), q)
     far = resolvent.load(policy_run, "favor+k10")
     far.support = replace(far.support, actions=far.support.actions + 10.0, dynamics=True)
+    assert far.dynamics(obs)[1].all()                                      # every point steered
     moved = far.expansion(obs, act, 10)
     assert not np.allclose(moved.steps["obs"][5], plain.expansion(obs, act, 10).steps["obs"][5])
     np.testing.assert_allclose(moved.steps["action"][5], plain.target_policy(moved.steps["obs"][5]), atol=1e-5)

@@ -528,7 +528,7 @@ def allocate(buffers: Buffers | None, shape: tuple, dtype, fill: float | None = 
 def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: int, actor: Actor,
             until: Until | None = None, cycle: float = 0.0, close: bool = False,
             buffers: Buffers | None = None, noise: float = 0.0, copies: int = 1,
-            dynamics: Dynamics | None = None) -> Expansion:
+            dynamics: Dynamics | None = None, steer: np.ndarray | None = None) -> Expansion:
     """Roll the one-step model ``horizon`` steps from (obs (n, ds), action (n, da)), ``actor``
     choosing every later action from the model's own state, every member of an ensemble on its
     own. Every predicted state is clipped to the data's range (``model.low``, ``model.high``): a
@@ -577,11 +577,13 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
     the exact rollout's answer: linear, monotone and constant-exact as it is.
 
     ``dynamics``: the action the model steps at, a function of each row's state and action
-    (every step's, the query's own first): where pi's action at a state is one the data never took
-    near it, the model guesses what it does (``evaluation/support.py``), and ``dynamics`` can step it
-    at one the data took there instead (``ActionSupport.supported``). The step's quantities are held
-    at the rollout's own action all the same (its ``action``, the model's exact action terms), so
-    every reward reads pi's: only the states visited change, and every property above holds."""
+    (every step's, the query's own first), for the points of ``steer`` (n,) (None: every point):
+    where pi's action at a state is one the data never took near it, the model guesses what it
+    does (``evaluation/support.py``), and ``dynamics`` can step it at one the data took there
+    instead (``ActionSupport.supported``). The step's quantities are held at the rollout's own
+    action all the same (its ``action``, the model's exact action terms), so every reward reads
+    pi's: only the states visited change, which depend on the points alone, and every property
+    above holds."""
     if horizon < 0:
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     if not len(obs):
@@ -598,6 +600,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         obs, action = np.tile(obs, (copies, 1)), np.tile(action, (copies, 1))   # (R n, ...) copy r at [r n, (r+1) n)
         jitter = noise_scale(model, noise)                            # (ds,) c sigma, at most noise_cap std
     e, n = model.members, len(obs)
+    if dynamics is not None:        # (E n,) the rows stepped at dynamics' actions: their points', every member's
+        steered = np.tile(np.ones(n, bool) if steer is None else np.tile(np.asarray(steer, bool), n // len(steer)), e)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = allocate(buffers, (horizon + 1, len(s)), np.float32, 1.0)                   # (k + 1, E n) c_t
@@ -632,8 +636,13 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
             got = (np.arange(e)[:, None] * len(pad) + np.arange(len(live))).reshape(-1)   # real rows of the padded
             pts = live
         here, act = s[rows], a[rows]
-        stepped = rollout_step(model, here, act) if dynamics is None else rollout_step(
-            model, here, np.asarray(dynamics(here, act), np.float32), act)          # pi's action held, another stepped
+        if dynamics is None:
+            stepped = rollout_step(model, here, act)
+        else:                                                        # pi's action held, dynamics' stepped at
+            moved, which = act.copy(), steered[rows]
+            if which.any():
+                moved[which] = np.asarray(dynamics(here[which], act[which]), np.float32)
+            stepped = rollout_step(model, here, moved, act)
         x = {k: v[got] for k, v in jax.device_get(stepped).items()}                   # one copy back
         if t == 1:
             steps = {key: allocate(buffers, (horizon, len(s), *v.shape[1:]), v.dtype, 0) for key, v in x.items()
@@ -832,13 +841,14 @@ def rollout_bytes(model: OneStepModel, n: int, ds: int, da: int, horizon: int) -
 
 
 def expand(model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray, horizon: int,
-           until: Until | None = None, buffers: Buffers | None = None, dynamics: Dynamics | None = None) -> Expansion:
+           until: Until | None = None, buffers: Buffers | None = None, dynamics: Dynamics | None = None,
+           steer: np.ndarray | None = None) -> Expansion:
     """The expansion's rollout: ``rollout`` with pi acting after the first step, a point in a
     cycle of the closed loop repeating it (``model.cycle``) and, with ``model.close``, answered by
     it kept up forever (``Expansion.closure``); its arrays on ``buffers`` where given, the model
-    stepped at ``dynamics``' actions where given."""
+    stepped at ``dynamics``' actions at the points of ``steer`` where given."""
     return rollout(model, obs, action, horizon, lambda t, s: policy(s), until, model.cycle, model.close, buffers,
-                   model.noise, model.copies, dynamics)
+                   model.noise, model.copies, dynamics, steer)
 
 
 class Rollouts:
@@ -857,14 +867,15 @@ class Rollouts:
         self._last: tuple | None = None   # (tag of the model, policy and points, Expansion)
 
     def get(self, model: OneStepModel, policy: Policy, obs: np.ndarray, action: np.ndarray,
-            horizon: int, until: Until | None = None, dynamics: Dynamics | None = None) -> Expansion:
+            horizon: int, until: Until | None = None, dynamics: Dynamics | None = None,
+            steer: np.ndarray | None = None) -> Expansion:
         obs, action = np.asarray(obs, np.float32), np.asarray(action, np.float32)
         tag = (id(model.params), model.keep, model.cycle, model.noise, model.copies, model.noise_cap,
-               id(model.terminal), id(policy), until, dynamics, obs.shape, action.shape, hash(obs.tobytes()),
-               hash(action.tobytes()))
+               id(model.terminal), id(policy), until, dynamics, None if steer is None else np.asarray(steer).tobytes(),
+               obs.shape, action.shape, hash(obs.tobytes()), hash(action.tobytes()))
         if self._last is None or self._last[0] != tag or self._last[1].horizon < horizon:
             self._last = None             # the old rollout's memory goes before the new one is made
-            self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers, dynamics))
+            self._last = (tag, expand(model, policy, obs, action, horizon, until, self.buffers, dynamics, steer))
         ex = self._last[1]
         return (ex if ex.close == model.close else replace(ex, close=model.close)).prefix(horizon)   # the same rollout
 

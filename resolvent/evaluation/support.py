@@ -50,8 +50,8 @@ class SupportConfig:
     #                            and pairs of the data's actions whose distances' median is s_A
     ratio: float = 3.0         # a point is unsupported where d_K exceeds this many times that median
     spread: float = 0.5        # ... and this fraction of the median distance between two of the data's actions
-    dynamics: bool = False     # the expansions' one-step model stepped, where pi's action is unsupported, at the
-    #                            data's action nearest it there (``ActionSupport.supported``; the rewards read pi's)
+    dynamics: bool = False     # a point whose own pi(s) is unsupported: its expansions' one-step model stepped at the
+    #                            data's nearest actions (``ActionSupport.supported``), the rewards still reading pi's
 
     def __post_init__(self):
         for name in ("sample", "neighbours", "calibration"):
@@ -98,7 +98,7 @@ class ActionSupport:
     neighbours: int           # K
     ratio: float              # T = max(ratio * m_K, spread * s_A): m_K's factor
     spread: float             # s_A's factor
-    dynamics: bool = False    # the expansions step the one-step model at ``supported``'s actions
+    dynamics: bool = False    # the expansions from unsupported points step the one-step model at ``supported``'s
 
     @property
     def threshold(self) -> float:

@@ -67,6 +67,13 @@ def test_the_model_steps_at_the_dynamics_actions_and_every_reward_reads_the_roll
     plain = expand(action_model([[0.0]]), pi, obs, act, 3)
     same = expand(action_model([[0.0]]), pi, obs, act, 3, dynamics=lambda s, a: a)
     assert_same_rollout(same, plain)
+    two = action_model([[0.0], [0.1]])                                  # two members, the points of steer alone
+    one = expand(two, pi, obs, act, 3, dynamics=lambda s, a: np.zeros_like(a), steer=np.array([False, True, False]))
+    whole = expand(two, pi, obs, act, 3)
+    rows = np.array([1, 4])                                             # point 1 in each member's rows
+    np.testing.assert_allclose(one.steps["obs"][2][rows], obs[[1, 1]] + [[0.0], [0.2]], atol=1e-6)   # offsets only
+    others = np.array([0, 2, 3, 5])
+    np.testing.assert_allclose(one.steps["obs"][2][others], whole.steps["obs"][2][others], atol=1e-6)
 
 
 def test_termination_discounts_the_rest():
