@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 import resolvent
 from resolvent.algorithms.onestep import OneStepConfig
+from resolvent.evaluation.support import SupportConfig
 from resolvent.cli import main
 from resolvent.experiments import EvaluateConfig, run_evaluate
 from resolvent.experiments.calibrate import (calibrate, choose, disagreement, labelled_points, run_candidates,
@@ -18,7 +19,7 @@ from resolvent.model import load_support, save_support
 TINY = dict(horizons=(3,), steps=40, log_every=20, checkpoint_every=20, seeds=2, m=16, n_initial=4,
             n_train_rewards=8, n_test_rewards=4, hidden=(16,), features=8, gt_tol=1e-3, n_points=6,
             methods=("favor", "fb", "sf"), n_refs=16, ref_pool=200, random_features=16, sf_fit_points=256,
-            onestep=OneStepConfig(hidden=(16,), steps=20))
+            onestep=OneStepConfig(hidden=(16,), steps=20), support=SupportConfig(dynamics=True))
 
 
 def test_disagreement_is_where_the_candidates_differ_in_each_rewards_units():
@@ -157,7 +158,8 @@ def test_calibrate_names_the_points_the_support_check_marks(tiny_run, tmp_path):
     far = tmp_path / "run"
     shutil.copytree(run, far)
     support = load_support(far / "models")
-    save_support(dataclasses.replace(support, actions=support.actions + 10.0), far / "models")
+    assert support.dynamics                                      # the run's switch, saved with its check
+    save_support(dataclasses.replace(support, actions=support.actions + 10.0, dynamics=False), far / "models")
     gt = src.points["dataset"]
     rewards = dict(src.rewards["test"][:1])
     c, before = (calibrate(r, rewards, gt.obs0, gt.action0, m=3) for r in (far, run))
