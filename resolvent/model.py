@@ -306,7 +306,8 @@ class OperatorModel:
         """How the expansions' one-step model steps from the points ``observations`` (n, ds): where the
         run's support check asks for it (``SupportConfig.dynamics``, saved with it), the points whose
         own pi(s) is unsupported are rolled out at the data's nearest actions (``ActionSupport.supported``,
-        the rewards still reading pi's), returned with their mask (n,); else (None, None), pi's own."""
+        the rewards still reading pi's), returned with their mask (n,); else (None, None), pi's own.
+        The bank's rollouts (``METHOD+bK+kk``), made from the data's states before any point, are pi's own."""
         if self.support is None or not self.support.dynamics or self.target_policy is None or not len(observations):
             return None, None
         obs = np.asarray(observations, np.float32)

@@ -588,6 +588,8 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         raise ValueError(f"horizon must be >= 0 (model steps before the operator), got {horizon}")
     if not len(obs):
         raise ValueError("a rollout needs at least one point to start from, got none")
+    if steer is not None and np.shape(steer) != (len(obs),):
+        raise ValueError(f"steer must mark each of the {len(obs)} points once, got shape {np.shape(steer)}")
     if noise:
         if model.residual is None:
             raise ValueError("a noisy rollout (onestep noise > 0) moves each step by the one-step model's residual "
@@ -600,8 +602,9 @@ def rollout(model: OneStepModel, obs: np.ndarray, action: np.ndarray, horizon: i
         obs, action = np.tile(obs, (copies, 1)), np.tile(action, (copies, 1))   # (R n, ...) copy r at [r n, (r+1) n)
         jitter = noise_scale(model, noise)                            # (ds,) c sigma, at most noise_cap std
     e, n = model.members, len(obs)
-    if dynamics is not None:        # (E n,) the rows stepped at dynamics' actions: their points', every member's
-        steered = np.tile(np.ones(n, bool) if steer is None else np.tile(np.asarray(steer, bool), n // len(steer)), e)
+    if dynamics is not None:        # (E n,) the rows stepped at dynamics' actions: their points', in every copy, member
+        marked = np.ones(n, bool) if steer is None else np.tile(np.asarray(steer, bool), n // len(steer))   # (n,)
+        steered = np.tile(marked, e)
     s = np.tile(np.asarray(obs, np.float32), (e, 1))                                    # (E n, ds)
     a = np.tile(np.asarray(action, np.float32), (e, 1))                                 # (E n, da)
     alive = allocate(buffers, (horizon + 1, len(s)), np.float32, 1.0)                   # (k + 1, E n) c_t

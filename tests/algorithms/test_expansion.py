@@ -74,6 +74,8 @@ def test_the_model_steps_at_the_dynamics_actions_and_every_reward_reads_the_roll
     np.testing.assert_allclose(one.steps["obs"][2][rows], obs[[1, 1]] + [[0.0], [0.2]], atol=1e-6)   # offsets only
     others = np.array([0, 2, 3, 5])
     np.testing.assert_allclose(one.steps["obs"][2][others], whole.steps["obs"][2][others], atol=1e-6)
+    with pytest.raises(ValueError, match="steer must mark each of the 3 points once"):
+        expand(two, pi, obs, act, 3, dynamics=lambda s, a: a, steer=np.array([True, False]))
 
 
 def test_termination_discounts_the_rest():
