@@ -2,6 +2,7 @@
 data took near the state where pi's is unsupported, the reward still scored at pi's action.
 
     python results/accuracy/support/supported_dynamics.py RUN ORACLE > results/accuracy/support/supported-dynamics.md
+    python results/accuracy/support/supported_dynamics.py RUN > ...    # no oracle: each probe's R^2 against the truth
 
 At HalfCheetah-Vel replay's six upside-down dataset states the one-step model rights the cheetah
 under pi, the simulator does not (``horizon/per-point``): pi's action there is far from every
@@ -75,31 +76,38 @@ def answers(run: Path, support: ActionSupport, mode: str, rewards: dict, pts,
 
 
 def main() -> None:
-    run, oracle_run = Path(sys.argv[1]), Path(sys.argv[2])
+    run = Path(sys.argv[1])
+    oracle_run = Path(sys.argv[2]) if len(sys.argv) > 2 else None
     cfg = EvaluateConfig.from_dict(RunDir(run).read_config())
     src = config_source(cfg)
     support = load_support(run / "models")
     probes = dict(src.rewards["probe"])
-    own, oracle = np.load(run / "predictions.npz"), np.load(oracle_run / "predictions.npz")
-    print(f"{METHOD} at {run}'s points; each probe's MSE over per-reward FQE's ({oracle_run}); T = "
-          f"{support.threshold:.3g}\n")
-    print("| points | mode | unsupported starts | steps marked | probes within 1.5x | " + " | ".join(probes) + " |")
+    own = np.load(run / "predictions.npz")
+    oracle = None if oracle_run is None else np.load(oracle_run / "predictions.npz")
+    what = "R^2 against the truth" if oracle is None else f"MSE over per-reward FQE's ({oracle_run})"
+    print(f"{METHOD} at {run}'s points; each probe's {what}; T = {support.threshold:.3g}\n")
+    count = "probes with R^2 >= 0.85" if oracle is None else "probes within 1.5x"
+    print(f"| points | mode | unsupported starts | steps marked | {count} | " + " | ".join(probes) + " |")
     print("|---|---|---|---|---|" + "---|" * len(probes))
     for kind in KINDS:
         pts = src.points[kind]
         truth = own[f"{METHOD}|probe|{kind}|truth"]                                       # (P, n)
-        assert np.allclose(oracle[f"fqe|probe|{kind}|truth"], truth), "the oracle's points are not the run's"
-        fqe = ((oracle[f"fqe|probe|{kind}|pred"] - truth) ** 2).mean(1)                  # (P,)
+        if oracle is not None:
+            assert np.allclose(oracle[f"fqe|probe|{kind}|truth"], truth), "the oracle's points are not the run's"
+        base = (truth.var(1) if oracle is None
+                else ((oracle[f"fqe|probe|{kind}|pred"] - truth) ** 2).mean(1))          # (P,)
         start = support.check(pts.obs0, resolvent.load(run, METHOD).target_policy(pts.obs0)).unsupported   # (n,)
         for mode in MODES:
             pred, moved = answers(run, support, mode, probes, pts, start)
-            if mode == "exact":
-                np.testing.assert_allclose(pred, own[f"{METHOD}|probe|{kind}|pred"].reshape(pred.shape),
-                                           rtol=1e-3, atol=1e-2)
-            ratio = ((pred - truth) ** 2).mean(1) / fqe
-            print(f"| {kind} | {mode} | {start.sum()}/{len(start)} | {moved:.4f} | "
-                  f"{(ratio <= 1.5).sum()}/{len(ratio)} | " + " | ".join(f"{v:.2f}x" for v in ratio) + " |",
-                  flush=True)
+            if mode == "exact":       # the run's own answers, as far as the points' float32 copy lets them be
+                gap = np.abs(pred - own[f"{METHOD}|probe|{kind}|pred"].reshape(pred.shape)).max(1) / truth.std(1)
+                print(f"| {kind} | (the run's own answers: the largest difference over the truth's std "
+                      f"{gap.max():.3g}) | | | | " + " |" * len(probes), flush=True)
+            ratio = ((pred - truth) ** 2).mean(1) / base                                 # (P,) over FQE's, or 1 - R^2
+            good = (1 - ratio >= 0.85) if oracle is None else (ratio <= 1.5)
+            cells = [f"{1 - v:.3f}" if oracle is None else f"{v:.2f}x" for v in ratio]
+            print(f"| {kind} | {mode} | {start.sum()}/{len(start)} | {moved:.4f} | {good.sum()}/{len(ratio)} | "
+                  + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
