@@ -307,6 +307,7 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
         qs = model.q_values(reward, obs, act, seed=None)                          # (S, n)
         # where pi's action is far from every action the data took near a point (evaluation/support.py)
         check = model.check_support(obs) if model.support is not None and model.target_policy is not None else None
+        steered = check is not None and model.support.dynamics and bool(model.horizon)
         if at is None:
             try:
                 truth = gt.q(reward)
@@ -329,25 +330,28 @@ def q(run_dir, method, param, theta0, v_target, theta, reward_ref, at, out, poin
             click.echo(f"{i:>3} {qs[:, i].mean():>28.3f}{cell[i]}")
         click.echo(f"Q over all {qs.shape[1]} points: mean {qs.mean():.4g}, min {qs.mean(0).min():.4g}, "
                    f"max {qs.mean(0).max():.4g}" + (f"; written to {out}" if out else ""))
-        support_note(check)
+        support_note(check, steered)
         return
     click.echo(f"{'i':>3} {head:>28} {'TD3 target Q (MC)' if control else 'Monte-Carlo truth':>18}{support_head}")
     for i in range(min(points, len(truth))):
         click.echo(f"{i:>3} {qs[:, i].mean():>28.3f} {truth[i]:>18.3f}{cell[i]}")
-    support_note(check)
+    support_note(check, steered)
     gap = np.mean((qs.mean(0) - truth) ** 2)
     click.echo((f"mean squared gap to the TD3 target policy's Q over all {len(truth)} initial points: {gap:.4g} "
                 f"(an optimize run's operator answers the optimal Q, not the target's: not an error)" if control
                 else f"MSE over all {len(truth)} initial points: {gap:.4g}") + (f"; written to {out}" if out else ""))
 
 
-def support_note(check) -> None:
-    """``resolvent q``'s line on the action-support check (``evaluation/support.py``)."""
+def support_note(check, steered: bool = False) -> None:
+    """``resolvent q``'s line on the action-support check (``evaluation/support.py``); ``steered``: the
+    answer an expansion whose run asked for supported dynamics (``SupportConfig.dynamics``)."""
     if check is None:
         return
     if check.unsupported.any():
-        click.echo(f"support: {check.summary()}; there the one-step model guesses what pi's action does, and those "
-                   f"answers are the least trusted ('!' above; support = that distance over {check.threshold:.3g})")
+        how = ("the expansion steps the one-step model at the data's nearest actions where pi's are unsupported "
+               "(support.dynamics)" if steered else "the one-step model guesses what pi's action does")
+        click.echo(f"support: {check.summary()}; there {how}, and those answers are the least trusted "
+                   f"('!' above; support = that distance over {check.threshold:.3g})")
     else:
         click.echo(f"support: at every point pi's action is within {check.threshold:.3g} of an action the data took "
                    f"at the {check.neighbours} nearest data states")

@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 import resolvent
-from resolvent.cli import main, results_table
+from resolvent.cli import main, results_table, support_note
+from resolvent.evaluation.support import ActionSupport
 
 TINY = ["--steps", "20", "--log-every", "10", "--checkpoint-every", "10", "--seeds", "1", "--m", "16"]
 
@@ -202,3 +203,17 @@ def test_preset_and_prior_options(tmp_path):
         res = runner.invoke(main, ["evaluate", *TINY, *bad, "--out", str(tmp_path / "bad")])
         assert res.exit_code == 2 and msg in res.output, res.output
     assert not (tmp_path / "bad").exists()
+
+
+def test_the_support_line_says_how_the_marked_points_were_answered(capsys):
+    """``resolvent q``'s support line: a marked point's answer is the model's guess at pi's action,
+    or, where the run asked for supported dynamics and the answer is an expansion, its rollout at
+    the data's nearest actions."""
+    states = np.arange(10, dtype=np.float32)[:, None]
+    check = ActionSupport(states, states / 10, np.ones(1, np.float32), 0.1, 0.4, 1, 3.0, 0.5).check(
+        [[2.0], [2.0]], [[0.2], [0.9]])                                  # the second pi action 0.7 from the data's
+    support_note(check)
+    assert "1 of 2 points (1)" in capsys.readouterr().out
+    support_note(check, steered=True)
+    said = capsys.readouterr().out
+    assert "at the data's nearest actions where pi's are unsupported (support.dynamics)" in said
