@@ -147,6 +147,7 @@ class OperatorModel:
         self._check_params()
         self.rollouts = Rollouts()       # the longest rollout asked for at the last points (shareable)
         self._validation: tuple | None = None   # (tag of the one-step model, policy, stretches; its rollout along them)
+        self._steer: tuple | None = None        # (the check, the policy, the points' tag; ``dynamics``' mask there)
         # every seed's answers (S, b, R) at the points x (b, dx), in blocks of the points (``resolvent.blocks``)
         self._apply = jax.jit(in_blocks(jax.vmap(self.network.apply, in_axes=(0, None, None, None)), arg=1, out_axis=1))
         if self.scored_under_policy:   # keys of the reference pool, computed once per seed
@@ -311,7 +312,12 @@ class OperatorModel:
         if self.support is None or not self.support.dynamics or self.target_policy is None or not len(observations):
             return None, None
         obs = np.asarray(observations, np.float32)
-        steer = self.support.check(obs, np.asarray(self.target_policy(obs))).unsupported
+        points = (obs.shape, hash(obs.tobytes()))
+        held = self._steer                                  # reward-independent: once per check, policy and points
+        if held is None or held[0] is not self.support or held[1] is not self.target_policy or held[2] != points:
+            held = self._steer = (self.support, self.target_policy, points,
+                                  self.support.check(obs, np.asarray(self.target_policy(obs))).unsupported)
+        steer = held[3]
         return (self.support.supported, steer) if steer.any() else (None, None)
 
     def _until(self) -> Until | None:

@@ -71,7 +71,7 @@ def answers(run: Path, support: ActionSupport, mode: str, rewards: dict, pts,
                      for r in rewards.values()])                          # (P, n)
     ex = model.expansion(pts.obs0, pts.action0, 400)
     obs = ex.steps["obs"].reshape(-1, ex.steps["obs"].shape[-1])[::7]     # every 7th visited step: (k, E n) rows
-    acts = ex.steps["action"].reshape(len(ex.steps["obs"].reshape(-1, obs.shape[-1])), -1)[::7]
+    acts = ex.steps["action"].reshape(-1, ex.steps["action"].shape[-1])[::7]
     return pred, float(support.check(obs, acts).unsupported.mean())
 
 
